@@ -1,0 +1,5 @@
+"""``python -m skillwire`` runs the command line."""
+
+from skillwire.cli import main
+
+main()

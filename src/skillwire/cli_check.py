@@ -1,0 +1,76 @@
+"""Rendering the load report (and, with ``--explain``, the compiled rules) for a terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from skillwire.core.issues import Severity
+from skillwire.skills.model import Skill
+from skillwire.skills.report import LoadReport
+
+__all__ = ["explain_skills", "render_explain", "render_report"]
+
+_STYLE = {"ok": "green", "warnings": "yellow", "errors": "bold red"}
+
+
+def render_report(report: LoadReport, *, verbose: bool = False, strict: bool = False) -> None:
+    """A table per skill and file, then every finding with its location."""
+    console = Console(highlight=False)
+    table = Table(title="skill load report", show_lines=False)
+    for col in ("skill", "file", "status", "errors", "warnings"):
+        table.add_column(col)
+    for rep in report.skills:
+        for i, (file, found) in enumerate(rep.files.items()):
+            status = rep.file_status(file)
+            table.add_row(
+                (rep.skill_id or "?") if i == 0 else "",
+                file,
+                f"[{_STYLE[status]}]{status}[/]",
+                str(sum(1 for x in found if x.severity is Severity.ERROR)),
+                str(sum(1 for x in found if x.severity is Severity.WARNING)),
+            )
+    console.print(table)
+    for rep in report.skills:
+        for issue in rep.issues:
+            if issue.severity is Severity.INFO and not verbose:
+                continue
+            color = {"error": "red", "warning": "yellow", "info": "cyan"}[str(issue.severity)]
+            console.print(f"[{color}]{issue}[/]", soft_wrap=True, markup=True, highlight=False)
+    loaded = sum(1 for r in report.skills if r.loaded)
+    verdict = "ok" if report.ok and not (strict and report.warning_count) else "failed"
+    console.print(
+        f"{loaded} of {len(report.skills)} skills loaded, {report.error_count} errors, "
+        f"{report.warning_count} warnings: {verdict}"
+    )
+
+
+def explain_skills(skills: Iterable[Skill]) -> list[dict[str, Any]]:
+    """Every rule of every skill and how it is enforced (JSON-ready)."""
+    from skillwire.policy.explain import explain_skill
+
+    return [explain_skill(skill) for skill in skills]
+
+
+def render_explain(skills: Iterable[Skill]) -> None:
+    """A table per skill: rule, how it is treated, its scope, where it was written."""
+    console = Console(highlight=False)
+    for entry in explain_skills(skills):
+        table = Table(title=f"rules of {entry['skill']}", show_lines=True)
+        for col in ("rule", "treated as", "applies to", "runs", "source"):
+            table.add_column(col, overflow="fold")
+        for rule in entry["rules"]:
+            table.add_row(
+                rule["text"],
+                rule["kind"],
+                ", ".join(rule["tools"]) or "-",
+                rule.get("expression") or "-",
+                rule["source"],
+            )
+        console.print(table)
+        console.print(
+            f"planner text: {entry['text_rules']} rules, about {entry['text_tokens']} tokens"
+        )

@@ -1,0 +1,251 @@
+"""Conditions compiled to CEL at load and evaluated, failing closed, at run time.
+
+:func:`compile_condition` turns the author's text into a :class:`CelCondition`: the
+dialect is rewritten (:mod:`skillwire.conditions.dialect`), CEL parses the result, and
+the functions it calls and the names it reads are checked. Every problem found there is a
+:class:`~skillwire.core.conditions.ConditionSyntaxError` pointing at the author's column.
+
+At run time :meth:`CelCondition.evaluate` passes CEL only the variables the expression
+reads and returns ``True`` or ``False``; a missing value, a type mismatch or a result
+that is not a boolean raises :class:`~skillwire.core.conditions.ConditionEvaluationError`,
+never ``False``, so the caller can fail closed.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Mapping
+from typing import Any, Final
+
+import cel
+
+from skillwire.conditions.dialect import Rewrite, rewrite
+from skillwire.core.conditions import ConditionEvaluationError, ConditionSyntaxError
+
+__all__ = ["FUNCTIONS", "RUNTIME_NAMES", "CelCondition", "compile_condition"]
+
+RUNTIME_NAMES: Final = frozenset({"args", "entities", "context", "history", "counts"})
+"""Names every condition may read besides the tool's own arguments (``docs/conditions.md``)."""
+
+FUNCTIONS: Final = frozenset(
+    {
+        *("contains", "startsWith", "endsWith", "matches", "size", "has"),
+        *("all", "exists", "exists_one", "map", "filter"),
+        *("bytes", "double", "dyn", "int", "string", "type", "uint", "duration", "timestamp"),
+        *("getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear"),
+        *("getHours", "getMilliseconds", "getMinutes", "getMonth", "getSeconds"),
+    }
+)
+"""Functions, methods and macros a condition may call (the ones the CEL runtime defines)."""
+
+_TYPE_NAMES = frozenset({"bool", "bytes", "double", "int", "list", "map", "null_type"})
+_TYPE_NAMES |= {"string", "type", "uint"}
+_WHOLE_LIMIT = 2**53
+_PARSE_PREFIX = "Failed to parse expression '"
+_ERROR_MARKER = "ERROR: <input>:"
+
+
+class CelCondition:
+    """A condition compiled to CEL; satisfies :class:`~skillwire.core.conditions.Condition`.
+
+    Build one with :func:`compile_condition`. Instances are immutable and may be shared
+    between threads and jobs.
+    """
+
+    __slots__ = ("_arithmetic", "_optional", "_program", "_required", "_rewrite")
+
+    def __init__(
+        self, rewritten: Rewrite, program: Any, required: tuple[str, ...], optional: tuple[str, ...]
+    ) -> None:
+        self._rewrite = rewritten
+        self._program = program
+        self._required = required
+        self._optional = optional
+        self._arithmetic = rewritten.arithmetic
+
+    @property
+    def source(self) -> str:
+        """The text as the skill author wrote it."""
+        return self._rewrite.source
+
+    @property
+    def expression(self) -> str:
+        """The CEL expression that runs (what ``skillwire check --explain`` shows)."""
+        return self._rewrite.expression
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The top-level variable names the expression reads."""
+        return frozenset(self._required)
+
+    def evaluate(self, variables: Mapping[str, Any]) -> bool:
+        """Evaluate against ``variables``; only the names the expression reads are passed.
+
+        Raises :class:`~skillwire.core.conditions.ConditionEvaluationError` when a name
+        has no value, the values have types the expression cannot combine (``"750" > 500``),
+        or the result is not a boolean.
+        """
+        try:
+            values = {name: variables[name] for name in self._required}
+        except KeyError:
+            missing = next(name for name in self._required if name not in variables)
+            raise ConditionEvaluationError(
+                f"cannot evaluate `{self.source}`: `{missing}` has no value"
+            ) from None
+        for name in self._optional:
+            if name in variables:
+                values[name] = variables[name]
+        try:
+            if self._arithmetic:
+                values = {name: _decimal(value) for name, value in values.items()}
+            result = self._program.execute(values)
+        except Exception as exc:
+            raise ConditionEvaluationError(self._failure(exc, values)) from exc
+        except BaseException as exc:
+            if not _is_native_panic(exc):
+                raise
+            raise ConditionEvaluationError(self._failure(exc, values)) from exc
+        if result is True or result is False:
+            return result
+        raise ConditionEvaluationError(
+            f"cannot evaluate `{self.source}`: it gives {type(result).__name__} "
+            f"{_shorten(repr(result))}, not true or false"
+        )
+
+    def __repr__(self) -> str:
+        return f"CelCondition({self.source!r})"
+
+    def _failure(self, exc: BaseException, values: Mapping[str, Any]) -> str:
+        detail = str(exc).split("\n", 1)[0].split(". ", 1)[0] or type(exc).__name__
+        given = ", ".join(f"{name}: {type(value).__name__}" for name, value in values.items())
+        suffix = f" (given {given})" if given else ""
+        return f"cannot evaluate `{self.source}`: {detail}{suffix}"
+
+
+def compile_condition(source: str, *, known_names: Collection[str] | None = None) -> CelCondition:
+    """Compile a condition (CEL or the spoken dialect) once, at load.
+
+    ``known_names`` lists the top-level names the skill defines (its tool arguments and
+    :data:`RUNTIME_NAMES`); when given, reading any other name is an error with a
+    "did you mean" hint. Raises :class:`~skillwire.core.conditions.ConditionSyntaxError`
+    whose ``column`` is the 1-based character position in ``source`` (for a condition
+    spanning several lines, counted over the whole text).
+    """
+    rewritten = rewrite(source)
+    program = _compile(rewritten)
+    _check_calls(rewritten, program)
+    known = None if known_names is None else frozenset(known_names)
+    required: dict[str, int] = {}
+    optional: list[str] = []
+    for name, offset in rewritten.names.items():
+        if name in _TYPE_NAMES and (known is None or name not in known):
+            optional.append(name)  # a CEL type such as `list`, unless the skill defines it
+        else:
+            required[name] = offset
+    for name in program.variables():  # CEL's own analysis as a safety net
+        if name not in rewritten.names and name not in rewritten.bound | _TYPE_NAMES:
+            required.setdefault(name, 0)
+    if known is not None:
+        for name, offset in required.items():
+            if name not in known:
+                raise ConditionSyntaxError(
+                    f"`{name}` is not a name this skill defines",
+                    column=offset + 1,
+                    hint=_name_hint(name, known),
+                )
+    return CelCondition(rewritten, program, tuple(required), tuple(optional))
+
+
+def _compile(rewritten: Rewrite) -> Any:
+    try:
+        return cel.compile(rewritten.expression)
+    except Exception as exc:
+        raise _syntax_error(rewritten, str(exc)) from None
+    except BaseException as exc:
+        if not _is_native_panic(exc):
+            raise
+        raise _syntax_error(rewritten, str(exc)) from None
+
+
+def _syntax_error(rewritten: Rewrite, text: str) -> ConditionSyntaxError:
+    """Turn CEL's parse error into one that points at the author's text."""
+    prefix = f"{_PARSE_PREFIX}{rewritten.expression}': "
+    start = text.find(_ERROR_MARKER, len(prefix) if text.startswith(prefix) else 0)
+    if start < 0:
+        return ConditionSyntaxError(
+            f"CEL cannot read this condition: {text.split(chr(10), 1)[0]}",
+            hint="see docs/conditions.md for the syntax",
+        )
+    line, column, detail = [*text[start + len(_ERROR_MARKER) :].split(":", 2), "", ""][:3]
+    detail = detail.split("\n", 1)[0].strip().removeprefix("Syntax error: ")
+    detail = detail.split(" expecting ", 1)[0]
+    at = 0
+    if line.isdigit() and column.isdigit():
+        lines = rewritten.expression.split("\n")
+        offset = sum(len(part) + 1 for part in lines[: int(line) - 1]) + int(column) - 1
+        at = rewritten.original_offset(offset) + 1
+    hint = "see docs/conditions.md for the syntax"
+    if "int literal" in detail:
+        hint = "whole numbers must fit in 64 bits; write a larger number as a double: 1e20"
+    elif "reserved" in detail:
+        hint = "read the argument through `args`, e.g. `args.if`"
+    return ConditionSyntaxError(f"CEL cannot read this condition: {detail}", column=at, hint=hint)
+
+
+def _check_calls(rewritten: Rewrite, program: Any) -> None:
+    for name, offset in rewritten.calls.items():
+        if name not in FUNCTIONS:
+            raise _unknown_function(name, offset + 1)
+    for name in program.functions():
+        if name[:1].isalpha() and name not in FUNCTIONS:
+            raise _unknown_function(name, 0)
+
+
+def _unknown_function(name: str, column: int) -> ConditionSyntaxError:
+    close = difflib.get_close_matches(name, sorted(FUNCTIONS), n=1, cutoff=0.6)
+    hint = f"did you mean `{close[0]}`?" if close else "docs/conditions.md lists the functions"
+    return ConditionSyntaxError(f"unknown function `{name}`", column=column, hint=hint)
+
+
+def _name_hint(name: str, known: frozenset[str]) -> str:
+    if name.lower() in ("true", "false", "null"):
+        return f"write `{name.lower()}` in lower case"
+    if name == "None":
+        return "write `null`"
+    close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+    if close:
+        return "did you mean " + " or ".join(f"`{candidate}`" for candidate in close) + "?"
+    names = sorted(known)
+    listed = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+    return f"a condition here can read: {listed}" if names else "this skill defines no names"
+
+
+def _decimal(value: Any) -> Any:
+    """The value with every whole number (not bools) as a float, for arithmetic in CEL."""
+    kind = type(value)
+    if kind is float or kind is str or kind is bool or value is None:
+        return value
+    if kind is int:
+        return float(value) if -_WHOLE_LIMIT <= value <= _WHOLE_LIMIT else value
+    if kind is dict:
+        return {key: _decimal(item) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return [_decimal(item) for item in value]
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return _decimal(int(value))
+    if isinstance(value, Mapping):
+        return {key: _decimal(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_decimal(item) for item in value]
+    return value
+
+
+def _is_native_panic(exc: BaseException) -> bool:
+    """A panic inside the CEL extension surfaces as ``pyo3_runtime.PanicException``."""
+    return type(exc).__name__ == "PanicException"
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

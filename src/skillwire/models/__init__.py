@@ -1,0 +1,1 @@
+"""skillwire.models."""

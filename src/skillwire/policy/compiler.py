@@ -1,0 +1,495 @@
+"""The guardrail compiler: every rule a skill declares, in one indexed form.
+
+Each rule becomes a :class:`CompiledRule` with its kind, the tools it applies to, its
+condition (compiled once at load), and the file and line it came from. Rules that
+have no mechanical meaning stay text for the planner (at most ``MAX_TEXT_RULES``,
+counted in tokens). Nothing is dropped: ``skillwire check --explain`` lists all of it.
+
+Scoping (DESIGN.md): a rule applies to the tool it names, else to the tools whose
+inputs define every argument its condition reads, else (a condition over the job's
+context only) to every tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from skillwire.conditions import compile_condition
+from skillwire.core.conditions import Condition
+from skillwire.core.location import FieldPath, SourceLocation, format_path
+from skillwire.policy.decisions import ReasonCode
+from skillwire.policy.sentences import read_sentence
+from skillwire.skills.model import Skill
+from skillwire.skills.model_policy import StructuredRule
+from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
+from skillwire.skills.semantics import RUNTIME_NAMES, workflow_step_tool
+
+__all__ = [
+    "MAX_TEXT_RULES",
+    "CompiledPolicy",
+    "CompiledRule",
+    "RuleKind",
+    "TextRule",
+    "compile_policy",
+    "estimate_tokens",
+]
+
+MAX_TEXT_RULES = 10
+"""At most this many text rules are given to the planner (spec 000 section 4.2)."""
+
+
+class RuleKind(StrEnum):
+    """How a rule is enforced."""
+
+    TOOL_DENY = "tool_deny"
+    THRESHOLD = "threshold"
+    APPROVAL = "approval"
+    ESCALATION = "escalation"
+    REQUIRE_INPUT = "require_input"
+    ALLOW_EXCEPTION = "allow_exception"
+    PRECONDITION = "precondition"
+    WORKFLOW_ORDER = "workflow_order"
+    ONCE_ONLY = "once_only"
+    PERMANENT = "permanent"
+    MAX_CALLS = "max_calls"
+    EFFECT = "effect"
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledRule:
+    """One mechanically enforced rule."""
+
+    kind: RuleKind
+    text: str
+    tools: tuple[str, ...]
+    source: SourceLocation
+    origin: str
+    code: ReasonCode
+    condition: Condition | None = None
+    approver: str | None = None
+    fields: tuple[str, ...] = ()
+    per: str | None = None
+    limit: int | None = None
+    after: tuple[str, ...] = ()
+
+    def applies_to(self, tool: str) -> bool:
+        """Whether the rule's scope includes ``tool`` (empty scope: every tool)."""
+        return not self.tools or tool in self.tools
+
+
+@dataclass(frozen=True, slots=True)
+class TextRule:
+    """A rule kept as text: given to the planner (and to the finalization gate)."""
+
+    text: str
+    polarity: str
+    source: SourceLocation
+    origin: str
+    to_planner: bool
+
+
+@dataclass
+class CompiledPolicy:
+    """Everything the gate enforces for one skill, indexed by tool."""
+
+    skill_id: str
+    rules: list[CompiledRule] = field(default_factory=list)
+    text_rules: list[TextRule] = field(default_factory=list)
+    by_tool: dict[str, tuple[CompiledRule, ...]] = field(default_factory=dict)
+
+    @property
+    def planner_text(self) -> str:
+        """The guardrail block injected into the planner's prompt."""
+        lines = [f"- {r.text}" for r in self.text_rules if r.to_planner]
+        return "SKILL GUARDRAILS:\n" + "\n".join(lines) if lines else ""
+
+    @property
+    def planner_tokens(self) -> int:
+        """Estimated tokens of :attr:`planner_text`."""
+        return estimate_tokens(self.planner_text)
+
+    def for_tool(self, tool: str) -> tuple[CompiledRule, ...]:
+        """The rules that apply to ``tool``, in declaration order."""
+        found = self.by_tool.get(tool)
+        if found is None:
+            found = tuple(r for r in self.rules if r.applies_to(tool))
+        return found
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate (about 4 characters a token, at least one per word)."""
+    if not text:
+        return 0
+    return max(len(text.split()), round(len(text) / 4))
+
+
+class _Builder:
+    def __init__(self, skill: Skill) -> None:
+        self.skill = skill
+        self.policy = CompiledPolicy(skill_id=skill.id)
+        self.approver = skill.policy.default_approver
+
+    def where(self, path: FieldPath) -> tuple[SourceLocation, str]:
+        return self.skill.locate(path), format_path(path)
+
+    def cond(self, path: FieldPath) -> Condition | None:
+        try:
+            return self.skill.condition(path)
+        except KeyError:
+            return None
+
+    def add(
+        self,
+        kind: RuleKind,
+        text: str,
+        tools: Iterable[str],
+        path: FieldPath,
+        code: ReasonCode,
+        *,
+        condition: Condition | None = None,
+        approver: str | None = None,
+        fields: tuple[str, ...] = (),
+        per: str | None = None,
+        limit: int | None = None,
+        after: tuple[str, ...] = (),
+    ) -> None:
+        source, origin = self.where(path)
+        rule = CompiledRule(
+            kind,
+            text,
+            tuple(tools),
+            source,
+            origin,
+            code,
+            condition=condition,
+            approver=approver,
+            fields=fields,
+            per=per,
+            limit=limit,
+            after=after,
+        )
+        self.policy.rules.append(rule)
+
+    def scope(self, condition: Condition | None, named: str | None) -> tuple[str, ...] | None:
+        """Tools a rule applies to; None when no tool can be found (keep as text)."""
+        if named:
+            tool = self.skill.tool(named)
+            return (tool.name,) if tool else (named,)
+        if condition is None:
+            return None
+        fields = condition.names - RUNTIME_NAMES
+        if not fields:
+            return ()
+        scoped = tuple(t.name for t in self.skill.tools if fields <= set(t.input_names()))
+        return scoped or None
+
+
+def compile_policy(skill: Skill) -> CompiledPolicy:
+    """Compile every rule of ``skill``. Conditions come compiled from the loader."""
+    b = _Builder(skill)
+    for ti, tool in enumerate(skill.tools):
+        _tool_rules(b, tool, ("tools", ti))
+    for ai, approval in enumerate(skill.policy.approvals):
+        target = skill.tool(approval.tool_id)
+        name = target.name if target else approval.tool_id
+        base: FieldPath = ("policy", "approvals", ai)
+        approver = approval.approver or b.approver
+        text = approval.reason or f"{name} needs {approver} approval" + (
+            f" when {approval.when}" if approval.when else ""
+        )
+        if approval.when is None and not approval.conditions:
+            b.add(
+                RuleKind.APPROVAL,
+                text,
+                [name],
+                base,
+                ReasonCode.APPROVAL_REQUIRED,
+                approver=approver,
+            )
+        if approval.when is not None:
+            b.add(
+                RuleKind.APPROVAL,
+                text,
+                [name],
+                (*base, "when"),
+                ReasonCode.APPROVAL_REQUIRED,
+                condition=b.cond((*base, "when")),
+                approver=approver,
+            )
+        for ci, c in enumerate(approval.conditions):
+            p: FieldPath = (
+                (*base, "conditions", ci, "when")
+                if isinstance(c, PolicyCondition)
+                else (*base, "conditions", ci)
+            )
+            b.add(
+                RuleKind.APPROVAL,
+                text,
+                [name],
+                p,
+                ReasonCode.APPROVAL_REQUIRED,
+                condition=b.cond(p),
+                approver=approver,
+            )
+    _guardrails(b)
+    _escalation(b)
+    _workflows(b)
+    policy = b.policy
+    for tool in skill.tools:
+        policy.by_tool[tool.name] = tuple(r for r in policy.rules if r.applies_to(tool.name))
+    return policy
+
+
+def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
+    pol = tool.policy
+    name = tool.name
+    if pol.allowed == "never":
+        b.add(
+            RuleKind.TOOL_DENY,
+            f"{name} is never allowed (policy.allowed: never)",
+            [name],
+            (*path, "policy", "allowed"),
+            ReasonCode.TOOL_NEVER_ALLOWED,
+        )
+    approver = pol.approver or b.approver
+    asks = pol.requires_approval
+    if asks is True or asks == "always":
+        b.add(
+            RuleKind.APPROVAL,
+            f"{name} always needs {approver} approval",
+            [name],
+            (*path, "policy", "requires_approval"),
+            ReasonCode.APPROVAL_REQUIRED,
+            approver=approver,
+        )
+    elif asks == "conditional" and pol.condition is not None:
+        p = (*path, "policy", "condition")
+        b.add(
+            RuleKind.APPROVAL,
+            f"{name} needs {approver} approval when {pol.condition}",
+            [name],
+            p,
+            ReasonCode.APPROVAL_REQUIRED,
+            condition=b.cond(p),
+            approver=approver,
+        )
+    elif (
+        asks == "conditional" and not any(c.action == "require_approval" for c in pol.conditions)
+    ) or (pol.allowed == "conditional" and not pol.conditions):
+        b.add(
+            RuleKind.APPROVAL,
+            f"{name} needs {approver} approval (conditional with no condition: fail closed)",
+            [name],
+            (*path, "policy"),
+            ReasonCode.APPROVAL_REQUIRED,
+            approver=approver,
+        )
+    esc = b.skill.policy.escalation
+    for ci, c in enumerate(pol.conditions):
+        p = (*path, "policy", "conditions", ci, "when")
+        text = c.message or f"{c.action} {name} when {c.when}"
+        cond = b.cond(p)
+        if c.action == "deny":
+            b.add(RuleKind.THRESHOLD, text, [name], p, ReasonCode.TOOL_DENIED, condition=cond)
+        elif c.action == "require_approval":
+            b.add(
+                RuleKind.APPROVAL,
+                text,
+                [name],
+                p,
+                ReasonCode.APPROVAL_REQUIRED,
+                condition=cond,
+                approver=c.approver or approver,
+            )
+        elif c.action == "escalate":
+            b.add(
+                RuleKind.ESCALATION,
+                text,
+                [name],
+                p,
+                ReasonCode.ESCALATION_REQUIRED,
+                condition=cond,
+                approver=(esc.target if esc and esc.target else approver),
+            )
+        else:
+            b.add(RuleKind.ALLOW_EXCEPTION, text, [name], p, ReasonCode.ALLOWED, condition=cond)
+    for pi, _ in enumerate(tool.preconditions):
+        p = (*path, "preconditions", pi)
+        b.add(
+            RuleKind.PRECONDITION,
+            f"{name} needs {tool.preconditions[pi]}",
+            [name],
+            p,
+            ReasonCode.PRECONDITION_FAILED,
+            condition=b.cond(p),
+        )
+    if pol.once_only:
+        per = pol.once_only.per if isinstance(pol.once_only, OnceOnly) else None
+        text = f"{name} runs once per job" + (f" per {per}" if per else "")
+        b.add(
+            RuleKind.ONCE_ONLY,
+            text,
+            [name],
+            (*path, "policy", "once_only"),
+            ReasonCode.ONCE_ONLY,
+            per=per,
+        )
+    if tool.permanent:
+        per = pol.once_only.per if isinstance(pol.once_only, OnceOnly) else None
+        b.add(
+            RuleKind.PERMANENT,
+            f"{name} has permanent effects: it runs once",
+            [name],
+            (*path, "permanent"),
+            ReasonCode.PERMANENT_EFFECT,
+            per=per,
+        )
+    limits = [n for n in (pol.max_calls, _package_max(b.skill, name)) if n is not None]
+    if limits:
+        b.add(
+            RuleKind.MAX_CALLS,
+            f"{name} runs at most {min(limits)} times per job",
+            [name],
+            (*path, "policy", "max_calls"),
+            ReasonCode.MAX_CALLS,
+            limit=min(limits),
+        )
+    allowed = b.skill.allowed_state_changes
+    if allowed is not None:
+        for ei, effect in enumerate(tool.effects):
+            if effect not in allowed:
+                b.add(
+                    RuleKind.EFFECT,
+                    f"{name} changes '{effect}', which the skill does not allow",
+                    [name],
+                    (*path, "effects", ei),
+                    ReasonCode.EFFECT_NOT_ALLOWED,
+                )
+
+
+def _package_max(skill: Skill, tool: str) -> int | None:
+    if skill.access is None:
+        return None
+    override = skill.access.toolPolicies.get(tool)
+    return override.maxCallsPerRun if override else None
+
+
+def _guardrails(b: _Builder) -> None:
+    count = 0
+    for polarity in ("never", "always"):
+        for gi, rule in enumerate(getattr(b.skill.policy.guardrails, polarity)):
+            path: FieldPath = ("policy", "guardrails", polarity, gi)
+            if isinstance(rule, StructuredRule):
+                _structured(b, rule, path)
+                continue
+            meaning = read_sentence(rule, b.skill, polarity=polarity)
+            if meaning is None:
+                source, origin = b.where(path)
+                count += 1
+                b.policy.text_rules.append(
+                    TextRule(rule, polarity, source, origin, to_planner=count <= MAX_TEXT_RULES)
+                )
+                continue
+            cond = compile_condition(meaning.expression) if meaning.expression else None
+            if meaning.kind == "tool_deny":
+                b.add(RuleKind.TOOL_DENY, rule, meaning.tools, path, ReasonCode.TOOL_DENIED)
+            elif meaning.kind == "approval":
+                b.add(
+                    RuleKind.APPROVAL,
+                    rule,
+                    meaning.tools,
+                    path,
+                    ReasonCode.APPROVAL_REQUIRED,
+                    condition=cond,
+                    approver=meaning.approver or b.approver,
+                )
+            else:
+                b.add(
+                    RuleKind.THRESHOLD,
+                    rule,
+                    meaning.tools,
+                    path,
+                    ReasonCode.GUARDRAIL_BLOCKED,
+                    condition=cond,
+                )
+
+
+def _structured(b: _Builder, rule: StructuredRule, path: FieldPath) -> None:
+    cond = b.cond((*path, "when")) if rule.when is not None else None
+    scope = b.scope(cond, rule.tool)
+    if scope is None:
+        source, origin = b.where(path)
+        b.policy.text_rules.append(TextRule(rule.rule, str(path[2]), source, origin, True))
+        return
+    if rule.action == "block":
+        kind = RuleKind.THRESHOLD if cond is not None else RuleKind.TOOL_DENY
+        b.add(kind, rule.rule, scope, path, ReasonCode.GUARDRAIL_BLOCKED, condition=cond)
+    elif rule.action == "require_approval":
+        b.add(
+            RuleKind.APPROVAL,
+            rule.rule,
+            scope,
+            path,
+            ReasonCode.APPROVAL_REQUIRED,
+            condition=cond,
+            approver=rule.approver or b.approver,
+        )
+    else:
+        b.add(
+            RuleKind.REQUIRE_INPUT,
+            rule.message or rule.rule,
+            scope,
+            path,
+            ReasonCode.MISSING_REQUIRED_INPUT,
+            condition=cond,
+            fields=tuple(rule.fields),
+        )
+
+
+def _escalation(b: _Builder) -> None:
+    esc = b.skill.policy.escalation
+    if esc is None or not esc.enabled or not esc.target:
+        return
+    for ci, c in enumerate(esc.conditions):
+        path: FieldPath = ("policy", "escalation", "conditions", ci)
+        if isinstance(c, PolicyCondition):
+            path = (*path, "when")
+        cond = b.cond(path)
+        scope = b.scope(cond, None)
+        text = (
+            c.message
+            if isinstance(c, PolicyCondition) and c.message
+            else (f"escalate to {esc.target} when {c if isinstance(c, str) else c.when}")
+        )
+        b.add(
+            RuleKind.ESCALATION,
+            text,
+            scope or (),
+            path,
+            ReasonCode.ESCALATION_REQUIRED,
+            condition=cond,
+            approver=esc.target,
+        )
+
+
+def _workflows(b: _Builder) -> None:
+    for wi, wf in enumerate(b.skill.policy.workflows):
+        if not wf.required:
+            continue
+        done: list[str] = []
+        for si, step in enumerate(wf.steps):
+            tool = workflow_step_tool(b.skill, step)
+            if tool is None:
+                continue
+            if done:
+                b.add(
+                    RuleKind.WORKFLOW_ORDER,
+                    f"{wf.key()}: {tool.name} runs after {', '.join(done)}",
+                    [tool.name],
+                    ("policy", "workflows", wi, "steps", si),
+                    ReasonCode.WORKFLOW_ORDER,
+                    after=tuple(done),
+                )
+            done.append(tool.name)

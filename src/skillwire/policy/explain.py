@@ -1,0 +1,60 @@
+"""What ``skillwire check --explain`` shows: every rule, how it is treated, where it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillwire.policy.access import BasePolicy
+from skillwire.policy.compiler import MAX_TEXT_RULES
+from skillwire.policy.gate import Gate
+from skillwire.skills.model import Skill
+
+__all__ = ["explain_skill"]
+
+
+def explain_skill(skill: Skill, base: BasePolicy | None = None) -> dict[str, Any]:
+    """Every compiled rule (kind, scope, CEL, source) and every text rule of ``skill``."""
+    gate = Gate.for_skill(skill, base=base)
+    policy = gate.policy
+    rules: list[dict[str, Any]] = []
+    for rule in policy.rules:
+        rules.append(
+            {
+                "text": rule.text,
+                "kind": str(rule.kind),
+                "tools": list(rule.tools) or ["(every tool)"],
+                "expression": rule.condition.expression if rule.condition else None,
+                "approver": rule.approver,
+                "code": str(rule.code),
+                "source": str(rule.source),
+                "origin": rule.origin,
+            }
+        )
+    for text in policy.text_rules:
+        rules.append(
+            {
+                "text": text.text,
+                "kind": "text (planner)"
+                if text.to_planner
+                else f"text (finalization gate only: planner cap of {MAX_TEXT_RULES} reached)",
+                "tools": [],
+                "expression": None,
+                "approver": None,
+                "code": "",
+                "source": str(text.source),
+                "origin": text.origin,
+            }
+        )
+    return {
+        "skill": skill.id,
+        "rules": rules,
+        "text_rules": sum(1 for t in policy.text_rules if t.to_planner),
+        "text_tokens": policy.planner_tokens,
+        "planner_text": policy.planner_text,
+        "access": {
+            "shell_allowed": list(gate.access.shell_allowed),
+            "shell_denied": list(gate.access.shell_denied),
+            "write_roots": list(gate.access.write_roots),
+            "dropped": list(gate.access.dropped),
+        },
+    }

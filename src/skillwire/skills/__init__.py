@@ -1,0 +1,59 @@
+"""Skill definitions: the model, both loaders, the load report, JSON Schemas.
+
+Load skills with :func:`load_paths` (many, with a report; never raises for a bad
+skill) or :func:`load_skill` (exactly one; raises :class:`~skillwire.core.SkillError`).
+"""
+
+from skillwire.skills.loading import LoadResult, discover, load_paths, load_skill
+from skillwire.skills.model import (
+    DomainFile,
+    EngineConfig,
+    FinalizationGateConfig,
+    OutputContract,
+    RequiredInput,
+    Skill,
+    SkillManifest,
+)
+from skillwire.skills.model_fields import Entity, FieldSpec, Intent, Intents, OutOfDomain
+from skillwire.skills.model_policy import (
+    Approval,
+    Guardrails,
+    Policy,
+    StructuredRule,
+    Workflow,
+    WorkflowStep,
+)
+from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool, ToolInput, ToolPolicy
+from skillwire.skills.report import LoadReport, SkillReport
+
+__all__ = [
+    "Approval",
+    "DomainFile",
+    "EngineConfig",
+    "Entity",
+    "FieldSpec",
+    "FinalizationGateConfig",
+    "Guardrails",
+    "Intent",
+    "Intents",
+    "LoadReport",
+    "LoadResult",
+    "OnceOnly",
+    "OutOfDomain",
+    "OutputContract",
+    "Policy",
+    "PolicyCondition",
+    "RequiredInput",
+    "Skill",
+    "SkillManifest",
+    "SkillReport",
+    "StructuredRule",
+    "Tool",
+    "ToolInput",
+    "ToolPolicy",
+    "Workflow",
+    "WorkflowStep",
+    "discover",
+    "load_paths",
+    "load_skill",
+]

@@ -1,0 +1,200 @@
+"""Turning a document into a model, with every problem located in the file.
+
+Pydantic reports errors by path; the document knows where each path was written.
+After validation, :func:`walk_extras` finds keys the model does not know (warnings
+with a "did you mean") and blocks that are read but not enforced (info lines).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from skillwire.core.issues import Severity, SkillIssue
+from skillwire.core.location import FieldPath
+from skillwire.skills.source import Document
+
+__all__ = ["NOT_ENFORCED", "document_path", "validate_document", "walk_extras"]
+
+M = TypeVar("M", bound=BaseModel)
+
+NOT_ENFORCED: dict[str, str] = {
+    "mcp_server": "MCP server settings are read, not used: configure MCP executors per tool",
+    "connectors": "connectors are read, not used",
+    "triggers": "triggers are read, not enforced",
+    "channels": "channels are read, not enforced",
+    "meta_tools": "meta tools are read, not used",
+    "bootstrap_tools": "bootstrap tools are read, not run",
+    "prefetch_tools": "prefetch tools are read, not run",
+    "ui_plugins": "UI plugins are read, not used",
+    "grant_mappings": "grant mappings are read, not enforced",
+    "access_policy": "access policy rules are read, not enforced",
+    "response_filters": "response filters are read, not enforced",
+    "context_propagation": "context propagation is read, not enforced",
+    "handoff_when": "hand-off conditions are read, not enforced",
+    "access": "policy.access (required roles) is read, not enforced",
+    "rate_limit": "rate_limit is read, not enforced: use policy.max_calls",
+    "security": "security labels are read, not enforced",
+    "on_deviation": (
+        "on_deviation is read, not enforced: required workflows block out-of-order tools"
+    ),
+    "internal_error": "engine.internal_error is read, not used",
+    "filesystem": (
+        "filesystem roots are merged into the access policy, but no executor touches files "
+        "yet: not enforced"
+    ),
+    "requireConfirmationFor": "requireConfirmationFor is read, not enforced",
+}
+"""Blocks skillwire reads but does not enforce, by field name, with what the report says."""
+
+_INFORMATIONAL = frozenset(
+    {
+        "phase",
+        "created_at",
+        "updated_at",
+        "scenarios",
+        "glossary",
+        "validation",
+        "conversation",
+        "mock",
+        "mock_status",
+        "source",
+        "trigger",
+        "stages",
+    }
+)
+
+
+def document_path(data: Any, loc: tuple[int | str, ...]) -> FieldPath:
+    """Strip pydantic's union and tag markers from ``loc``, keeping real document keys."""
+    path: list[str | int] = []
+    node = data
+    for i, part in enumerate(loc):
+        last = i == len(loc) - 1
+        if isinstance(node, dict) and isinstance(part, str):
+            if part in node:
+                path.append(part)
+                node = node[part]
+            elif last or _is_field_name(part):
+                path.append(part)
+                node = None
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            path.append(part)
+            node = node[part]
+    return tuple(path)
+
+
+def _is_field_name(part: str) -> bool:
+    """A pydantic loc part that names a field (not a union member like ``str``)."""
+    return part.isidentifier() and not part[:1].isupper() and part not in _UNION_TAGS
+
+
+_UNION_TAGS = frozenset({"str", "int", "float", "bool", "list", "dict", "none", "literal"})
+
+
+def validate_document(
+    model: type[M], data: Any, doc: Document, *, prefix: FieldPath = ()
+) -> tuple[M | None, list[SkillIssue]]:
+    """Validate ``data`` (found at ``prefix`` in ``doc``) as ``model``; all errors located."""
+    try:
+        return model.model_validate(data), []
+    except ValidationError as exc:
+        grouped: dict[FieldPath, list[str]] = {}
+        for err in exc.errors(include_url=False):
+            path = document_path(data, tuple(err["loc"]))
+            msg = _message(err)
+            bucket = grouped.setdefault(path, [])
+            if msg not in bucket:
+                bucket.append(msg)
+        issues = []
+        for path, messages in grouped.items():
+            full = prefix + path
+            text = messages[0] if len(messages) == 1 else " or ".join(messages[:3])
+            issues.append(
+                SkillIssue(Severity.ERROR, text, doc.locate(full), full, code="invalid-field")
+            )
+        return None, issues
+
+
+def _message(err: Any) -> str:
+    kind = err.get("type", "")
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        return "unknown field"
+    msg = str(err.get("msg", "invalid value"))
+    value = err.get("input")
+    if kind in {"literal_error", "enum"} or kind.endswith("_type") or kind.endswith("_parsing"):
+        shown = repr(value) if not isinstance(value, dict | list) else type(value).__name__
+        return f"{msg}, got {shown}"
+    return msg
+
+
+def walk_extras(obj: BaseModel, doc: Document, *, prefix: FieldPath = ()) -> Iterator[SkillIssue]:
+    """Warnings for unknown keys, info for blocks read but not enforced, recursively."""
+    yield from _walk(obj, doc, prefix)
+
+
+def _walk(obj: BaseModel, doc: Document, path: FieldPath) -> Iterator[SkillIssue]:
+    fields = type(obj).model_fields
+    for name, value in (obj.model_extra or {}).items():
+        if name.startswith("_"):
+            continue
+        known = list(fields) + [f.alias for f in fields.values() if f.alias]
+        near = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        hint = f"did you mean '{near[0]}'?" if near else ""
+        yield SkillIssue(
+            Severity.WARNING,
+            f"unknown key '{name}' is ignored",
+            doc.locate((*path, name)),
+            (*path, name),
+            code="unknown-key",
+            hint=hint,
+        )
+        del value
+    for name, field in fields.items():
+        key = field.alias or name
+        value = getattr(obj, name)
+        if name in NOT_ENFORCED and _present(value) and key in _raw_keys(doc, path):
+            yield SkillIssue(
+                Severity.INFO,
+                f"present, not enforced: {NOT_ENFORCED[name]}",
+                doc.locate((*path, key)),
+                (*path, key),
+                code="not-enforced",
+            )
+        if name in _INFORMATIONAL:
+            continue
+        yield from _walk_value(value, doc, (*path, key))
+
+
+def _walk_value(value: Any, doc: Document, path: FieldPath) -> Iterator[SkillIssue]:
+    if isinstance(value, BaseModel):
+        yield from _walk(value, doc, path)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, BaseModel):
+                yield from _walk(item, doc, (*path, i))
+    elif isinstance(value, dict):
+        for k, item in value.items():
+            if isinstance(item, BaseModel):
+                yield from _walk(item, doc, (*path, k))
+
+
+def _present(value: Any) -> bool:
+    return value not in (None, [], {}, "", False)
+
+
+def _raw_keys(doc: Document, path: FieldPath) -> set[str]:
+    node = doc.data
+    for part in path:
+        if isinstance(node, dict) and isinstance(part, str):
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return set()
+    return set(node) if isinstance(node, dict) else set()

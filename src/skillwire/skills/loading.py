@@ -1,0 +1,190 @@
+"""Finding and loading skills under paths, with failure isolation.
+
+``load_paths`` walks files and folders, loads each skill on its own (a broken one
+never stops the others), then applies the rules that need every skill at once:
+duplicate skill ids (rule 2) and duplicate tool names (rule 3).
+
+In a folder, a skill is a package folder (its ``skill.json`` has a ``schemaVersion``)
+or a file named ``domain.yaml``, ``skill.yaml``, ``*.skill.yaml`` (or ``.yml``), or a
+single-file ``skill.json``. A file named on the command line loads whatever its name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skillwire.core.issues import Severity, SkillError, SkillIssue, UsageError
+from skillwire.core.location import SourceLocation
+from skillwire.skills.loader_package import is_package_manifest, load_package
+from skillwire.skills.loader_single import load_single_file
+from skillwire.skills.model import Skill
+from skillwire.skills.report import LoadReport, SkillReport
+
+__all__ = ["LoadResult", "discover", "load_paths", "load_skill"]
+
+_SKIP_DIRS = frozenset({".git", ".venv", "node_modules", "__pycache__", ".mypy_cache"})
+_SINGLE_NAMES = frozenset({"domain.yaml", "domain.yml", "skill.yaml", "skill.yml"})
+
+
+@dataclass
+class LoadResult:
+    """Usable skills by id, and the report of everything found."""
+
+    skills: dict[str, Skill] = field(default_factory=dict)
+    report: LoadReport = field(default_factory=LoadReport)
+
+
+def _is_package_dir(folder: Path) -> bool:
+    manifest = folder / "skill.json"
+    if not manifest.is_file():
+        return False
+    if (folder / "tools.json").is_file():
+        return True
+    try:
+        return is_package_manifest(json.loads(manifest.read_text(encoding="utf-8-sig")))
+    except (OSError, ValueError):
+        return False
+
+
+def _is_skill_file(path: Path) -> bool:
+    name = path.name.lower()
+    return (
+        name in _SINGLE_NAMES
+        or name.endswith((".skill.yaml", ".skill.yml"))
+        or (name == "skill.json" and not _is_package_dir(path.parent))
+    )
+
+
+def discover(paths: Iterable[Path]) -> Iterator[tuple[str, Path]]:
+    """``("package" | "single" | "missing", path)`` for every skill under ``paths``, sorted."""
+    for root in paths:
+        if not root.exists():
+            yield "missing", root
+        elif root.is_file():
+            if root.name == "skill.json" and _is_package_dir(root.parent):
+                yield "package", root.parent
+            else:
+                yield "single", root
+        elif _is_package_dir(root):
+            yield "package", root
+        else:
+            yield from _walk(root)
+
+
+def _walk(folder: Path) -> Iterator[tuple[str, Path]]:
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir():
+            if entry.name in _SKIP_DIRS or entry.name.startswith("."):
+                continue
+            if _is_package_dir(entry):
+                yield "package", entry
+            else:
+                yield from _walk(entry)
+        elif _is_skill_file(entry):
+            yield "single", entry
+
+
+def load_paths(paths: Iterable[Path | str]) -> LoadResult:
+    """Load every skill under ``paths``. Never raises for a bad skill: read the report."""
+    result = LoadResult()
+    found = False
+    for kind, path in discover(Path(p) for p in paths):
+        found = True
+        if kind == "missing":
+            rep = SkillReport(source=str(path), format="?")
+            rep.add(
+                str(path),
+                [
+                    SkillIssue(
+                        Severity.ERROR,
+                        "no such file or folder",
+                        SourceLocation(str(path)),
+                        code="missing-file",
+                    )
+                ],
+            )
+            result.report.skills.append(rep)
+            continue
+        skill, rep = load_package(path) if kind == "package" else load_single_file(path)
+        result.report.skills.append(rep)
+        if skill is not None:
+            _admit(skill, rep, result)
+    if not found:
+        rep = SkillReport(source=", ".join(str(p) for p in paths), format="?")
+        rep.add(
+            rep.source,
+            [
+                SkillIssue(
+                    Severity.WARNING, "no skill found", SourceLocation(rep.source), code="no-skill"
+                )
+            ],
+        )
+        result.report.skills.append(rep)
+    return result
+
+
+def _admit(skill: Skill, rep: SkillReport, result: LoadResult) -> None:
+    """Rules 2 and 3: a later skill with a taken id or tool name is rejected."""
+    first = result.skills.get(skill.id)
+    if first is not None:
+        rep.add(
+            rep.source,
+            [
+                SkillIssue(
+                    Severity.ERROR,
+                    f"duplicate skill id '{skill.id}' (also {first.origin}): rejected (rule 2)",
+                    skill.locate(("id",)),
+                    ("id",),
+                    code="duplicate-skill-id",
+                )
+            ],
+        )
+        rep.loaded = False
+        return
+    owners = {t.name: s for s in result.skills.values() for t in s.tools if _global(s, t.name)}
+    clashes = [
+        (i, t.name)
+        for i, t in enumerate(skill.tools)
+        if _global(skill, t.name) and t.name in owners
+    ]
+    if clashes:
+        for i, name in clashes:
+            rep.add(
+                rep.source,
+                [
+                    SkillIssue(
+                        Severity.ERROR,
+                        f"duplicate tool name '{name}' (also in skill "
+                        f"'{owners[name].id}'): rejected (rule 3)",
+                        skill.locate(("tools", i, "name")),
+                        ("tools", i, "name"),
+                        code="duplicate-tool",
+                    )
+                ],
+            )
+        rep.loaded = False
+        return
+    result.skills[skill.id] = skill
+
+
+def _global(skill: Skill, tool_name: str) -> bool:
+    """Package tools, and namespaced-looking names, share one global namespace."""
+    return skill.format == "package" or "." in tool_name
+
+
+def load_skill(path: Path | str) -> Skill:
+    """Load exactly one skill; raise :class:`SkillError` with every error if it fails."""
+    result = load_paths([path])
+    errors = [i for rep in result.report.skills for i in rep.errors]
+    if errors:
+        raise SkillError(errors)
+    if len(result.skills) != 1:
+        raise UsageError(f"{path}: expected one skill, found {len(result.skills)}")
+    return next(iter(result.skills.values()))

@@ -1,0 +1,290 @@
+"""Tools: inputs, policy, governance declarations and executors.
+
+A tool's arguments are described either by ``inputs[]`` (the skill YAML way) or by
+``inputSchema`` (a JSON Schema object, the package way); :meth:`Tool.input_schema`
+gives one JSON Schema either way.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from skillwire.skills._base import SkillPart
+from skillwire.skills.model_fields import FieldSpec
+
+__all__ = [
+    "ApprovalMode",
+    "Executor",
+    "HttpRequestExecutor",
+    "McpExecutor",
+    "OnceOnly",
+    "PolicyCondition",
+    "PythonExecutor",
+    "SelectionHints",
+    "ShellCommandExecutor",
+    "ShellFallback",
+    "SimulateExecutor",
+    "Tool",
+    "ToolInput",
+    "ToolOutput",
+    "ToolPolicy",
+    "ToolSecurity",
+]
+
+ApprovalMode = Literal["always", "conditional", "never"]
+
+
+class ToolInput(FieldSpec):
+    """One argument of a tool."""
+
+
+class ToolOutput(SkillPart):
+    """What a tool returns (informational, and used by the offline planner)."""
+
+    type: str = "object"
+    """JSON type of the result."""
+    description: str = ""
+    """What the result means."""
+    fields: list[Any] = Field(default_factory=list)
+    """Names (or ``{name, type}`` objects) of the result's fields."""
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    """A JSON Schema of the result."""
+
+
+class PolicyCondition(SkillPart):
+    """A conditional rule of a tool or an approval: when it holds, ``action`` applies."""
+
+    when: str = Field(min_length=1)
+    """A condition (CEL, or the spoken dialect) over the tool's arguments and the job."""
+    action: Literal["allow", "deny", "escalate", "require_approval"] = "deny"
+    """``deny`` blocks; ``require_approval`` asks ``approver``; ``escalate`` asks
+    ``policy.escalation.target``; ``allow`` is an exception that only narrows another
+    rule of the same tool."""
+    message: str = ""
+    """Why, in words; shown in the decision and to the planner."""
+    approver: str | None = None
+    """The role that may approve, for ``require_approval`` (default ``policy.default_approver``)."""
+
+
+class OnceOnly(SkillPart):
+    """A tool may run once per job, or once per value of one argument."""
+
+    per: str | None = None
+    """The argument whose value keys the limit (e.g. ``order_id``); none means once per job."""
+
+
+class ToolPolicy(SkillPart):
+    """Mechanical rules the pre-tool gate applies to one tool."""
+
+    allowed: ApprovalMode = "always"
+    """``never`` denies the tool; ``conditional`` lets ``conditions[]`` decide."""
+    requires_approval: ApprovalMode | bool = "never"
+    """``always`` (or true) asks for approval every time; ``conditional`` asks when
+    ``condition`` holds (with no condition, always asks)."""
+    condition: str | None = None
+    """The condition of ``requires_approval: conditional``, e.g. ``amount > 500``."""
+    conditions: list[PolicyCondition] = Field(default_factory=list)
+    """Conditional rules: deny, require approval, escalate, or allow as an exception."""
+    approver: str | None = None
+    """The role that approves this tool's calls."""
+    once_only: bool | OnceOnly = False
+    """The tool may run once per job (true) or once per value of ``once_only.per``."""
+    rate_limit: Any = None
+    """A rate limit as authoring tools write it; reported, not enforced (use ``max_calls``)."""
+    max_calls: int | None = Field(default=None, ge=0)
+    """At most this many executions of the tool in one job."""
+
+
+class ToolSecurity(SkillPart):
+    """Security labels (informational; reported as present, not enforced)."""
+
+    classification: str | None = None
+    """Data classification, e.g. ``pii``."""
+    risk: str | None = None
+    """Risk level, e.g. ``high``."""
+    data_owner_field: str | None = None
+    """The argument naming the data owner."""
+
+
+class SelectionHints(SkillPart):
+    """Hints that help a planner pick this tool (package format)."""
+
+    tags: list[str] = Field(default_factory=list)
+    """Keywords."""
+    aliases: list[str] = Field(default_factory=list)
+    """Other names for the tool."""
+    examples: list[str] = Field(default_factory=list)
+    """Requests this tool serves."""
+    domain: str | None = None
+    """A coarse category."""
+    priority: int | None = None
+    """Higher is preferred."""
+
+
+class PythonExecutor(SkillPart):
+    """Runs a Python callable named by import path, sync or async."""
+
+    type: Literal["python"]
+    """Always ``python``."""
+    callable: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+    """``package.module:function``."""
+
+
+class SimulateExecutor(SkillPart):
+    """Returns the declared result and state changes without side effects (spec 002)."""
+
+    type: Literal["simulate"]
+    """Always ``simulate``."""
+    result: dict[str, Any] = Field(default_factory=dict)
+    """The result returned; ``{{arg}}`` placeholders are filled from the arguments."""
+    state_changes: dict[str, Any] = Field(default_factory=dict)
+    """The state changes reported, keyed by state name."""
+
+
+class ShellFallback(SkillPart):
+    """Another command to try when the main one is not installed."""
+
+    command: str = Field(min_length=1)
+    """The program to run."""
+    fixedArgs: list[str] = Field(default_factory=list)  # noqa: N815 - package format
+    """Arguments always placed first."""
+
+
+class ShellCommandExecutor(SkillPart):
+    """Runs a program with an argv list (never through a shell), package format."""
+
+    type: Literal["shell_command"]
+    """Always ``shell_command``."""
+    command: str = Field(min_length=1)
+    """The program to run."""
+    commandFallbacks: list[ShellFallback] = Field(default_factory=list)  # noqa: N815
+    """Programs to try when ``command`` is missing."""
+    argsTemplate: list[str] = Field(default_factory=list)  # noqa: N815
+    """Arguments: ``{{field}}`` substitutes, ``{{...field}}`` spreads an array,
+    ``{{#if field}}...{{/if}}`` keeps text when the field is present."""
+    timeoutMs: int = Field(default=30_000, gt=0)  # noqa: N815
+    """Time limit in milliseconds."""
+    maxOutputChars: int = Field(default=100_000, gt=0)  # noqa: N815
+    """Output beyond this many characters is cut."""
+    allowedActions: list[str] | None = None  # noqa: N815
+    """The allowed values of the ``action`` input."""
+
+
+class HttpRequestExecutor(SkillPart):
+    """Sends an HTTP request (package format)."""
+
+    type: Literal["http_request"]
+    """Always ``http_request``."""
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
+    """HTTP method."""
+    url: str = Field(min_length=1)
+    """The URL; ``{{field}}`` placeholders are filled from the arguments."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Request headers; ``{{credential}}`` placeholders are filled from credentials."""
+    timeoutMs: int = Field(default=30_000, gt=0)  # noqa: N815
+    """Time limit in milliseconds."""
+
+
+class McpExecutor(SkillPart):
+    """Calls a tool of an MCP server."""
+
+    type: Literal["mcp"]
+    """Always ``mcp``."""
+    server: str = Field(min_length=1)
+    """The server, as configured by the operator."""
+    tool: str | None = None
+    """The server's tool name, when it differs from this tool's."""
+
+
+Executor = Annotated[
+    PythonExecutor | SimulateExecutor | ShellCommandExecutor | HttpRequestExecutor | McpExecutor,
+    Field(discriminator="type"),
+]
+
+
+class Tool(SkillPart):
+    """A tool the agent may call, with its arguments, policy and executor."""
+
+    name: str = Field(min_length=1)
+    """The tool's name; package tools are namespaced ``<skillId>.<toolName>``."""
+    id: str | None = None
+    """An identifier distinct from ``name`` (authoring tools); approvals may use either."""
+    description: str = ""
+    """What the tool does; shown to the planner."""
+    inputs: list[ToolInput] | None = None
+    """The tool's arguments (skill YAML form)."""
+    inputSchema: dict[str, Any] | None = None  # noqa: N815 - spec 003 field name
+    """The tool's arguments as a JSON Schema object with root ``type: object``."""
+    output: ToolOutput | None = None
+    """What the tool returns."""
+    policy: ToolPolicy = Field(default_factory=ToolPolicy)
+    """Rules the pre-tool gate applies."""
+    effects: list[str] = Field(default_factory=list)
+    """State changes the tool makes; each must be in the skill's ``allowed_state_changes``."""
+    permanent: bool = False
+    """The tool's effects cannot be undone: it runs at most once per job (and key)."""
+    idempotent: bool = False
+    """Running it twice with the same arguments is harmless; a crash re-runs it."""
+    preconditions: list[str] = Field(default_factory=list)
+    """Conditions that must hold before the tool may run (spec 002 feasibility)."""
+    executor: Executor | None = None
+    """How the tool runs. Without one, the tool runs in ``simulate`` mode."""
+    requiresCredentials: list[str] = Field(default_factory=list)  # noqa: N815
+    """Credential ids the tool needs (package format)."""
+    selectionHints: SelectionHints | None = None  # noqa: N815
+    """Hints for tool selection (package format)."""
+    security: ToolSecurity | None = None
+    """Security labels (not enforced)."""
+    mock: Any = None
+    """Mock data written by authoring tools (not used)."""
+    mock_status: Any = None
+    """Mock status written by authoring tools (not used)."""
+    source: Any = None
+    """Where the tool came from, as authoring tools record it (not used)."""
+
+    def input_fields(self) -> list[ToolInput]:
+        """The arguments as fields, from ``inputs`` or from ``inputSchema``'s properties."""
+        if self.inputs is not None:
+            return list(self.inputs)
+        schema = self.inputSchema or {}
+        required = set(schema.get("required") or [])
+        fields: list[ToolInput] = []
+        for name, prop in (schema.get("properties") or {}).items():
+            if not isinstance(prop, dict):
+                continue
+            kind = prop.get("type", "string")
+            fields.append(
+                ToolInput.model_validate(
+                    {
+                        "name": name,
+                        "type": kind if isinstance(kind, str) else "string",
+                        "required": name in required,
+                        "description": prop.get("description", ""),
+                        "enum": prop.get("enum"),
+                        "pattern": prop.get("pattern"),
+                    }
+                )
+            )
+        return fields
+
+    def input_names(self) -> list[str]:
+        """The argument names, in declaration order."""
+        if self.inputs is not None:
+            return [i.name for i in self.inputs]
+        return list(((self.inputSchema or {}).get("properties") or {}).keys())
+
+    def input_schema(self) -> dict[str, Any]:
+        """One JSON Schema (root ``type: object``) for the arguments, from either form."""
+        if self.inputSchema is not None:
+            return self.inputSchema
+        inputs = self.inputs or []
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {i.name: i.json_schema() for i in inputs},
+        }
+        required = [i.name for i in inputs if i.required]
+        if required:
+            schema["required"] = required
+        return schema

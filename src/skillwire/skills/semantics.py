@@ -1,0 +1,330 @@
+"""Checks that span fields: references between parts, workflows, conditions, schemas.
+
+Pydantic checks each field's shape; this module checks what only the whole skill
+can tell: that an approval names a real tool, that a condition parses and reads only
+names the skill defines, that a tool's input schema is a valid JSON Schema. It also
+compiles every condition once, for the runtime to use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from jsonschema import Draft202012Validator, SchemaError
+
+from skillwire.conditions import compile_condition
+from skillwire.core.conditions import Condition, ConditionSyntaxError
+from skillwire.core.issues import Severity, SkillIssue
+from skillwire.core.location import FieldPath, SourceLocation
+from skillwire.skills.model import DomainFile
+from skillwire.skills.model_policy import StructuredRule, WorkflowStep
+from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
+
+__all__ = ["RUNTIME_NAMES", "check_domain", "condition_sites", "workflow_step_tool"]
+
+RUNTIME_NAMES = frozenset({"args", "entities", "context", "history", "counts"})
+"""Names every condition may read besides the tool's arguments (docs/conditions.md)."""
+
+Locate = Callable[[FieldPath], SourceLocation]
+
+
+def _error(locate: Locate, path: FieldPath, message: str, code: str, hint: str = "") -> SkillIssue:
+    return SkillIssue(Severity.ERROR, message, locate(path), path, code=code, hint=hint)
+
+
+def _warn(locate: Locate, path: FieldPath, message: str, code: str, hint: str = "") -> SkillIssue:
+    return SkillIssue(Severity.WARNING, message, locate(path), path, code=code, hint=hint)
+
+
+def workflow_step_tool(skill: DomainFile, step: str | WorkflowStep) -> Tool | None:
+    """The tool a workflow step names, or None for a conversational step."""
+    if isinstance(step, WorkflowStep):
+        return skill.tool(step.tool) if step.tool else None
+    return skill.tool(step)
+
+
+def condition_sites(skill: DomainFile) -> Iterator[tuple[FieldPath, str, Tool | None]]:
+    """Every condition of the skill: its path, its text, and the tool it is scoped to."""
+    for ti, tool in enumerate(skill.tools):
+        base: FieldPath = ("tools", ti)
+        if tool.policy.condition is not None:
+            yield (*base, "policy", "condition"), tool.policy.condition, tool
+        for ci, cond in enumerate(tool.policy.conditions):
+            yield (*base, "policy", "conditions", ci, "when"), cond.when, tool
+        for pi, pre in enumerate(tool.preconditions):
+            yield (*base, "preconditions", pi), pre, tool
+    for ai, approval in enumerate(skill.policy.approvals):
+        target = skill.tool(approval.tool_id)
+        if approval.when is not None:
+            yield ("policy", "approvals", ai, "when"), approval.when, target
+        for ci, c in enumerate(approval.conditions):
+            if isinstance(c, PolicyCondition):
+                yield ("policy", "approvals", ai, "conditions", ci, "when"), c.when, target
+            else:
+                yield ("policy", "approvals", ai, "conditions", ci), c, target
+    for kind in ("never", "always"):
+        for gi, rule in enumerate(getattr(skill.policy.guardrails, kind)):
+            if isinstance(rule, StructuredRule) and rule.when is not None:
+                scoped = skill.tool(rule.tool) if rule.tool else None
+                yield ("policy", "guardrails", kind, gi, "when"), rule.when, scoped
+    if skill.policy.escalation is not None:
+        for ci, c in enumerate(skill.policy.escalation.conditions):
+            if isinstance(c, PolicyCondition):
+                yield ("policy", "escalation", "conditions", ci, "when"), c.when, None
+            else:
+                yield ("policy", "escalation", "conditions", ci), c, None
+
+
+def check_domain(
+    skill: DomainFile, locate: Locate, locate_value: Locate
+) -> tuple[list[SkillIssue], dict[FieldPath, Condition]]:
+    """All cross-field findings of a skill, and its compiled conditions by path."""
+    issues: list[SkillIssue] = []
+    issues += _check_tools(skill, locate)
+    issues += _check_references(skill, locate)
+    issues += _check_workflows(skill, locate)
+    compiled, cond_issues = _compile_conditions(skill, locate_value)
+    issues += cond_issues
+    return issues, compiled
+
+
+def _check_tools(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
+    seen: dict[str, int] = {}
+    for ti, tool in enumerate(skill.tools):
+        path: FieldPath = ("tools", ti)
+        if tool.name in seen:
+            yield _error(
+                locate,
+                (*path, "name"),
+                f"duplicate tool name '{tool.name}' (also tools[{seen[tool.name]}])",
+                "duplicate-tool",
+            )
+        seen.setdefault(tool.name, ti)
+        if tool.inputs is not None and tool.inputSchema is not None:
+            yield _warn(
+                locate,
+                (*path, "inputSchema"),
+                "both inputs and inputSchema are given; inputSchema is used",
+                "schema-twice",
+            )
+        yield from check_input_schema(tool, locate, path)
+        names = [i.name for i in tool.inputs or []]
+        dupes = {n for n in names if names.count(n) > 1}
+        for n in sorted(dupes):
+            yield _error(locate, (*path, "inputs"), f"input '{n}' is declared twice", "dup-input")
+        pol = tool.policy
+        if (
+            isinstance(pol.once_only, OnceOnly)
+            and pol.once_only.per is not None
+            and pol.once_only.per not in tool.input_names()
+        ):
+            yield _error(
+                locate,
+                (*path, "policy", "once_only", "per"),
+                f"once_only.per names '{pol.once_only.per}', which is not an input of "
+                f"'{tool.name}'",
+                "unknown-input",
+            )
+        if pol.allowed == "conditional" and not pol.conditions:
+            yield _warn(
+                locate,
+                (*path, "policy", "allowed"),
+                "allowed: conditional without "
+                "conditions[]: read the fail-closed way, the tool is allowed with no "
+                "exception rule",
+                "conditional-without-condition",
+            )
+        if (
+            pol.requires_approval == "conditional"
+            and pol.condition is None
+            and not any(c.action == "require_approval" for c in pol.conditions)
+        ):
+            yield _warn(
+                locate,
+                (*path, "policy", "requires_approval"),
+                "requires_approval: conditional without a condition: approval is "
+                "always asked (fail closed)",
+                "conditional-without-condition",
+            )
+        if pol.condition is not None and pol.requires_approval not in ("conditional",):
+            yield _warn(
+                locate,
+                (*path, "policy", "condition"),
+                "policy.condition is used only with requires_approval: conditional",
+                "condition-unused",
+            )
+        if tool.effects and skill.allowed_state_changes is not None:
+            for ei, effect in enumerate(tool.effects):
+                if effect not in skill.allowed_state_changes:
+                    yield _warn(
+                        locate,
+                        (*path, "effects", ei),
+                        f"effect '{effect}' is not in "
+                        "allowed_state_changes: the gate will block this tool",
+                        "effect-not-allowed",
+                    )
+
+
+def check_input_schema(tool: Tool, locate: Locate, path: FieldPath) -> Iterator[SkillIssue]:
+    """Rule 4: the tool's input schema is a valid JSON Schema with root ``type: object``."""
+    schema = tool.input_schema()
+    where: FieldPath = (*path, "inputSchema") if tool.inputSchema is not None else path
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        sub = tuple(str(p) for p in exc.path)
+        yield _error(
+            locate,
+            (*where, *sub),
+            f"input schema is not a valid JSON Schema: {exc.message}",
+            "invalid-schema",
+        )
+        return
+    if schema.get("type") != "object":
+        yield _error(locate, where, "input schema must have root type: object", "invalid-schema")
+    for ref_path, ref in _refs(schema, ()):
+        if not ref.startswith("#"):
+            yield _error(
+                locate,
+                (*where, *ref_path),
+                f"remote $ref '{ref}' is not allowed: skillwire never fetches schemas",
+                "remote-ref",
+            )
+
+
+def _refs(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "$ref" and isinstance(v, str):
+                yield (*path, k), v
+            else:
+                yield from _refs(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _refs(v, (*path, i))
+
+
+def _check_references(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
+    tool_names = sorted({t.name for t in skill.tools} | {t.id for t in skill.tools if t.id})
+    hint = f"known tools: {', '.join(tool_names)}" if tool_names else "the skill has no tools"
+    for ai, approval in enumerate(skill.policy.approvals):
+        if skill.tool(approval.tool_id) is None:
+            yield _error(
+                locate,
+                ("policy", "approvals", ai, "tool_id"),
+                f"approval names unknown tool '{approval.tool_id}'",
+                "unknown-tool",
+                hint,
+            )
+    for kind in ("never", "always"):
+        for gi, rule in enumerate(getattr(skill.policy.guardrails, kind)):
+            if isinstance(rule, StructuredRule):
+                p: FieldPath = ("policy", "guardrails", kind, gi)
+                if rule.tool and skill.tool(rule.tool) is None:
+                    yield _error(
+                        locate,
+                        (*p, "tool"),
+                        f"rule names unknown tool '{rule.tool}'",
+                        "unknown-tool",
+                        hint,
+                    )
+                if rule.action == "require_input" and not rule.fields:
+                    yield _error(
+                        locate,
+                        (*p, "fields"),
+                        "require_input needs fields[] to ask for",
+                        "missing-fields",
+                    )
+    workflows = {w.key() for w in skill.policy.workflows} | {
+        w.id for w in skill.policy.workflows if w.id
+    }
+    for ii, intent in enumerate(skill.intents.supported):
+        for ti, name in enumerate(intent.tools or []):
+            if skill.tool(name) is None:
+                yield _error(
+                    locate,
+                    ("intents", "supported", ii, "tools", ti),
+                    f"intent names unknown tool '{name}'",
+                    "unknown-tool",
+                    hint,
+                )
+        if intent.maps_to_workflow and intent.maps_to_workflow not in workflows:
+            yield _warn(
+                locate,
+                ("intents", "supported", ii, "maps_to_workflow"),
+                f"no workflow is named '{intent.maps_to_workflow}'",
+                "unknown-workflow",
+            )
+    ids = [i.id for i in skill.intents.supported]
+    for ii, iid in enumerate(ids):
+        if ids.index(iid) != ii:
+            yield _error(
+                locate,
+                ("intents", "supported", ii, "id"),
+                f"duplicate intent id '{iid}'",
+                "duplicate-intent",
+            )
+    for ri, req in enumerate(skill.required_inputs):
+        if req.input_type == "choice" and not req.options:
+            yield _error(
+                locate,
+                ("required_inputs", ri, "options"),
+                "input_type: choice needs options[]",
+                "missing-options",
+            )
+    esc = skill.policy.escalation
+    uses_escalate = any(c.action == "escalate" for t in skill.tools for c in t.policy.conditions)
+    if uses_escalate and (esc is None or not esc.target):
+        yield _error(
+            locate,
+            ("policy", "escalation"),
+            "a tool condition uses action: escalate but policy.escalation.target names no role",
+            "missing-escalation-target",
+        )
+
+
+def _check_workflows(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
+    for wi, wf in enumerate(skill.policy.workflows):
+        loose = [
+            s if isinstance(s, str) else (s.id or "?")
+            for s in wf.steps
+            if workflow_step_tool(skill, s) is None
+        ]
+        if loose:
+            yield _warn(
+                locate,
+                ("policy", "workflows", wi, "steps"),
+                f"steps {', '.join(repr(s) for s in loose)} name no tool: they stay "
+                "sub-goals for the planner and are not enforced",
+                "step-not-enforced",
+            )
+        if not wf.steps:
+            yield _warn(
+                locate, ("policy", "workflows", wi), "workflow has no steps", "empty-workflow"
+            )
+
+
+def _compile_conditions(
+    skill: DomainFile, locate_value: Locate
+) -> tuple[dict[FieldPath, Condition], list[SkillIssue]]:
+    all_inputs = {n for t in skill.tools for n in t.input_names()}
+    compiled: dict[FieldPath, Condition] = {}
+    issues: list[SkillIssue] = []
+    for path, text, tool in condition_sites(skill):
+        known = RUNTIME_NAMES | (set(tool.input_names()) if tool else all_inputs)
+        try:
+            compiled[path] = compile_condition(text, known_names=known)
+        except ConditionSyntaxError as exc:
+            col = f" (column {exc.column} of the condition)" if exc.column else ""
+            issues.append(
+                SkillIssue(
+                    Severity.ERROR,
+                    f"condition {text!r} is invalid: {exc.message}{col}",
+                    locate_value(path),
+                    path,
+                    code="invalid-condition",
+                    hint=exc.hint,
+                )
+            )
+    return compiled, issues
