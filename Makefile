@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/skillwire check examples/
+	$(BIN)/python examples/demo.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -29,8 +29,11 @@ def check_eligibility(order_id: str, amount: float) -> dict[str, Any]:
     if order is None:
         return {"eligible": False, "order_total": 0.0, "reason": "unknown order"}
     if amount > order["total"]:
-        return {"eligible": False, "order_total": order["total"],
-                "reason": "amount exceeds the order total"}
+        return {
+            "eligible": False,
+            "order_total": order["total"],
+            "reason": "amount exceeds the order total",
+        }
     return {"eligible": True, "order_total": order["total"], "reason": "within policy"}
 
 

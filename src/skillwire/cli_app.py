@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-
-from skillwire.cli_check import explain_skills, render_report
 
 app = typer.Typer(
     name="skillwire",
@@ -37,6 +35,7 @@ def check(
     ] = False,
 ) -> None:
     """Check skills: every error with file, line and column. Exit 1 on any error."""
+    from skillwire.cli_check import explain_skills, render_report
     from skillwire.skills import load_paths
 
     result = load_paths(paths)
@@ -54,3 +53,247 @@ def check(
 
             render_explain(result.skills.values())
     raise typer.Exit(1 if failed else 0)
+
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option("--db", help="SQLite file (default $SKILLWIRE_DB or .skillwire/jobs.db)."),
+]
+ModelOption = Annotated[
+    str | None,
+    typer.Option("--model", help="A configured model name (default: offline), or scripted:FILE."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the job as JSON.")]
+
+
+def _db(db: Path | None) -> Path:
+    from skillwire.assembly import default_db
+
+    return db or default_db()
+
+
+@app.command()
+def run(
+    skill: Annotated[Path, typer.Argument(help="The skill file or package folder.")],
+    message: Annotated[str, typer.Option("-m", "--message", help="The user's message.")],
+    model: ModelOption = None,
+    context: Annotated[
+        list[str] | None, typer.Option("--context", help="Context as key=value (repeatable).")
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Start a job on SKILL and run it until it pauses or ends."""
+    from skillwire.cli_jobs import guard, parse_pairs, print_job, with_runtime
+    from skillwire.skills import load_skill
+
+    def body() -> None:
+        loaded = load_skill(skill)
+        ctx = parse_pairs(context or [], "--context")
+        job = with_runtime(
+            _db(db), model, None, lambda rt: rt.start(loaded, message, context=ctx), skill=loaded
+        )
+        print_job(job, as_json)
+
+    guard(body)
+
+
+@app.command()
+def resume(
+    job_id: Annotated[str, typer.Argument(help="The paused job.")],
+    input_pairs: Annotated[
+        list[str] | None, typer.Option("--input", help="A requested field as key=value.")
+    ] = None,
+    approve: Annotated[bool, typer.Option("--approve", help="Approve the waiting call.")] = False,
+    deny: Annotated[bool, typer.Option("--deny", help="Deny the waiting call.")] = False,
+    as_role: Annotated[str | None, typer.Option("--as", help="Your role (approvals).")] = None,
+    model: ModelOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Give a paused job its input, or approve or deny its waiting call."""
+    from skillwire.cli_jobs import guard, parse_pairs, print_job, with_runtime
+    from skillwire.core.issues import UsageError
+
+    def body() -> None:
+        if approve and deny:
+            raise UsageError("give --approve or --deny, not both")
+        if (approve or deny) and input_pairs:
+            raise UsageError("give --input, or --approve/--deny, not both")
+        if not (approve or deny or input_pairs):
+            raise UsageError("give --input key=value, --approve --as ROLE or --deny --as ROLE")
+        values = parse_pairs(input_pairs or [], "--input") if input_pairs else None
+        decision = "approve" if approve else "deny" if deny else None
+        job = with_runtime(
+            _db(db),
+            model,
+            job_id,
+            lambda rt: rt.resume(job_id, input=values, approval=decision, role=as_role),
+        )  # type: ignore[arg-type]
+        print_job(job, as_json)
+
+    guard(body)
+
+
+@app.command()
+def jobs(
+    db: DbOption = None,
+    status: Annotated[str | None, typer.Option(help="Only jobs with this status.")] = None,
+    limit: Annotated[int, typer.Option(help="At most this many.")] = 50,
+    as_json: JsonOption = False,
+) -> None:
+    """List jobs, newest first."""
+    import asyncio
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from skillwire.cli_jobs import guard
+    from skillwire.core.issues import UsageError
+    from skillwire.core.job import JobStatus
+    from skillwire.store import SQLiteJobStore
+
+    def body() -> None:
+        path = _db(db)
+        if not path.exists():
+            raise UsageError(f"no job database at {path}")
+        try:
+            wanted = JobStatus(status) if status else None
+        except ValueError:
+            raise UsageError(f"unknown status {status!r}") from None
+
+        async def fetch() -> list[Any]:
+            store = SQLiteJobStore(path)
+            try:
+                return await store.list(status=wanted, limit=limit)
+            finally:
+                await store.close()
+
+        records = asyncio.run(fetch())
+        if as_json:
+            typer.echo(
+                json.dumps(
+                    [
+                        {
+                            "id": r.id,
+                            "skill_id": r.skill_id,
+                            "status": str(r.status),
+                            "outcome_class": r.outcome_class,
+                            "owner": r.owner,
+                            "created_at": r.created_at,
+                        }
+                        for r in records
+                    ],
+                    indent=2,
+                )
+            )
+            return
+        table = Table(title=f"jobs in {path}")
+        for col in ("id", "skill", "status", "outcome", "owner", "created"):
+            table.add_column(col)
+        for r in records:
+            table.add_row(
+                r.id,
+                r.skill_id,
+                str(r.status),
+                str(r.outcome_class or ""),
+                r.owner,
+                r.created_at[:19],
+            )
+        Console().print(table)
+
+    guard(body)
+
+
+@app.command()
+def show(
+    job_id: Annotated[str, typer.Argument(help="The job.")],
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """A job's timeline: stages, gate decisions with reason codes, model calls."""
+    import asyncio
+
+    from skillwire.cli_jobs import guard, print_job, render_timeline
+    from skillwire.core.issues import NotFoundError
+    from skillwire.engine import JobView
+    from skillwire.store import SQLiteJobStore
+
+    def body() -> None:
+        path = _db(db)
+        if not path.exists():
+            raise NotFoundError(f"no job database at {path}")
+
+        async def fetch() -> JobView:
+            store = SQLiteJobStore(path)
+            try:
+                record = await store.get(job_id)
+                if record is None:
+                    raise NotFoundError(f"no job '{job_id}'")
+                return JobView(record, await store.events(job_id), await store.model_calls(job_id))
+            finally:
+                await store.close()
+
+        job = asyncio.run(fetch())
+        if as_json:
+            print_job(job, True)
+        else:
+            render_timeline(job)
+
+    guard(body)
+
+
+@app.command()
+def models(
+    probe: Annotated[bool, typer.Option(help="Check whether each model answers.")] = True,
+    as_json: JsonOption = False,
+) -> None:
+    """List the configured models and whether they are reachable."""
+    import asyncio
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from skillwire.cli_jobs import guard
+    from skillwire.config import load_config
+    from skillwire.models.registry import probe_model
+
+    def body() -> None:
+        config = load_config()
+
+        async def check() -> list[tuple[str, str, str, bool, str]]:
+            rows: list[tuple[str, str, str, bool, str]] = []
+            for name in config.names():
+                cfg = config.model_named(name)
+                assert cfg is not None
+                ok, detail = (await probe_model(cfg)) if probe else (True, "not probed")
+                rows.append((name, cfg.backend, cfg.model or "-", ok, detail))
+            return rows
+
+        rows = asyncio.run(check())
+        default, gate = config.runtime.model, config.runtime.gate_model or config.runtime.model
+        if as_json:
+            typer.echo(
+                json.dumps(
+                    {
+                        "config": config.source or None,
+                        "default": default,
+                        "gate_model": gate,
+                        "models": [
+                            {"name": n, "backend": b, "model": m, "reachable": ok, "detail": d}
+                            for n, b, m, ok, d in rows
+                        ],
+                    },
+                    indent=2,
+                )
+            )
+            return
+        table = Table(title=f"models ({config.source or 'no skillwire.toml: defaults'})")
+        for col in ("name", "backend", "model", "role", "reachable", "detail"):
+            table.add_column(col, overflow="fold")
+        for name, backend, model_name, ok, detail in rows:
+            role = ", ".join(r for r, n in (("default", default), ("gate", gate)) if n == name)
+            table.add_row(name, backend, model_name, role, "yes" if ok else "[red]no[/]", detail)
+        Console().print(table)
+
+    guard(body)

@@ -12,6 +12,14 @@ from skillwire.core.issues import Severity
 from skillwire.skills.model import Skill
 from skillwire.skills.report import LoadReport
 
+
+def _width() -> int:
+    """The terminal's width, or 140 columns when the output is not a terminal."""
+    import shutil
+
+    return max(100, shutil.get_terminal_size((140, 40)).columns)
+
+
 __all__ = ["explain_skills", "render_explain", "render_report"]
 
 _STYLE = {"ok": "green", "warnings": "yellow", "errors": "bold red"}
@@ -19,7 +27,7 @@ _STYLE = {"ok": "green", "warnings": "yellow", "errors": "bold red"}
 
 def render_report(report: LoadReport, *, verbose: bool = False, strict: bool = False) -> None:
     """A table per skill and file, then every finding with its location."""
-    console = Console(highlight=False)
+    console = Console(highlight=False, width=_width())
     table = Table(title="skill load report", show_lines=False)
     for col in ("skill", "file", "status", "errors", "warnings"):
         table.add_column(col)
@@ -57,7 +65,7 @@ def explain_skills(skills: Iterable[Skill]) -> list[dict[str, Any]]:
 
 def render_explain(skills: Iterable[Skill]) -> None:
     """A table per skill: rule, how it is treated, its scope, where it was written."""
-    console = Console(highlight=False)
+    console = Console(highlight=False, width=_width())
     for entry in explain_skills(skills):
         table = Table(title=f"rules of {entry['skill']}", show_lines=True)
         for col in ("rule", "treated as", "applies to", "runs", "source"):

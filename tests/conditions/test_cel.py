@@ -74,8 +74,8 @@ def test_a_compiled_condition_is_a_condition() -> None:
         ("file_path contains '.env' or file_path contains 'secret'", {"file_path": "src/a.py"}, 0),
         ("file_path ends with '.lock'", {"file_path": "poetry.lock"}, 1),
         ("file_path ends with '.lock'", {"file_path": "lock.py"}, 0),
-        ("action == 'delete' and branch_name == 'main'", {"action": "delete", "branch_name": "main"}, 1),
-        ("action == 'delete' and branch_name == 'main'", {"action": "delete", "branch_name": "dev"}, 0),
+        ("action == 'delete' and branch == 'main'", {"action": "delete", "branch": "main"}, 1),
+        ("action == 'delete' and branch == 'main'", {"action": "delete", "branch": "dev"}, 0),
         ("force == true", {"force": True}, 1),
         ("force == true", {"force": False}, 0),
         ("always", {}, 1),
@@ -187,7 +187,7 @@ class RecordingMapping(Mapping[str, Any]):
 
 
 def test_evaluate_passes_only_the_names_the_expression_reads() -> None:
-    history = [{"tool": "x", "args": {}, "result": None, "ok": True}] * 10_000
+    history: list[dict[str, Any]] = [{"tool": "x", "args": {}, "result": None, "ok": True}] * 10_000
     variables = RecordingMapping({"amount": 750, "history": history, "counts": {}})
     assert compile_condition("amount > 500").evaluate(variables) is True
     assert variables.read == ["amount"]
@@ -208,7 +208,7 @@ def test_a_type_name_is_a_cel_type_unless_the_skill_defines_it() -> None:
     [
         ("amout > 500", "did you mean `amount`?"),
         ("force == True", "`true`"),
-        ("x == None", "`null`"),
+        ("amount == None", "`null`"),
         ("zzz_qqq > 1", "can read: amount"),
     ],
 )
@@ -268,6 +268,13 @@ def test_syntax_errors_have_a_column_and_a_hint(
     assert message_part in error.message
     assert error.column == column
     assert hint_part in error.hint
+
+
+def test_a_condition_that_reads_no_names_is_evaluated_at_load() -> None:
+    assert compile_condition("1 == 1.0").evaluate({}) is True
+    assert compile_condition("NEVER").evaluate({"anything": 1}) is False
+    assert "cannot be evaluated" in syntax_error('"abc"').message
+    assert "by zero" in syntax_error("1 % 0 == 0").message
 
 
 def test_single_equals_is_read_as_equality() -> None:

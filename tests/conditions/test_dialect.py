@@ -103,6 +103,12 @@ def test_scanner_names_the_mistake_and_the_fix(source: str, column: int, hint_pa
     assert hint_part in error.hint
 
 
+def test_scanner_reads_only_ascii_digits_as_numbers() -> None:
+    error = syntax_error("amount > \u0663")
+    assert error.column == 10
+    assert "unexpected character" in error.message
+
+
 def test_scanner_accepts_a_misspelling_look_alike_that_is_valid() -> None:
     assert kinds("a&&b||c") == [
         ("name", "a"),

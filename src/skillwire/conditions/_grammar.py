@@ -69,8 +69,7 @@ def _lead(frag: _Frag, space: bool) -> list[Piece]:
 class Grammar:
     """Parses one condition's tokens; read :attr:`free`, :attr:`calls`, ... after :meth:`parse`."""
 
-    def __init__(self, source: str, tokens: list[Token], *, max_depth: int) -> None:
-        self._src = source
+    def __init__(self, tokens: list[Token], *, max_depth: int) -> None:
         self._tokens = tokens
         self._at = 0
         self._depth = 0
@@ -102,6 +101,7 @@ class Grammar:
 
     @staticmethod
     def _is(token: Token, *texts: str) -> bool:
+        """An operator or a bare word with one of ``texts`` (never a string's contents)."""
         return token.kind in ("op", "name") and token.text in texts
 
     def _error(self, message: str, at: int, hint: str) -> ConditionSyntaxError:
@@ -118,7 +118,7 @@ class Grammar:
         self._enter()
         condition = self._binary(self._and, ("||", "or"), "||")
         question = self._peek()
-        if self._is(question, "?") and question.kind == "op":
+        if self._is(question, "?"):
             self._next()
             yes = self._binary(self._and, ("||", "or"), "||")
             colon = self._expect(":", question, hint="write `condition ? value : other`")
@@ -186,8 +186,8 @@ class Grammar:
             method = "startsWith" if word.text == "starts" else "endsWith"
             pieces = [*self._receiver(left, origin), Piece(f".{method}(", origin, False)]
             pieces += [*_lead(right, False), Piece(")", origin, False)]
+        pieces[0] = replace(pieces[0], space=space if negation is None else False)
         if negation is None:
-            pieces[0] = replace(pieces[0], space=space)
             return _Frag(pieces, simple=word.text != "in")
         at = negation.start
         return _Frag([Piece("!(", at, space), *pieces, Piece(")", at, False)])
@@ -216,7 +216,7 @@ class Grammar:
 
     def _additive(self) -> _Frag:
         left = self._multiplicative()
-        while self._is(self._peek(), "+", "-") and self._peek().kind == "op":
+        while self._is(self._peek(), "+", "-"):
             token = self._next()
             right = self._multiplicative()
             self.arithmetic = True
@@ -225,7 +225,7 @@ class Grammar:
 
     def _multiplicative(self) -> _Frag:
         left = self._unary()
-        while self._is(self._peek(), "*", "/", "%") and self._peek().kind == "op":
+        while self._is(self._peek(), "*", "/", "%"):
             token = self._next()
             right = self._unary()
             self.arithmetic = True
@@ -241,7 +241,7 @@ class Grammar:
         while (token := self._peek()).kind == "op" and token.text in ("!", "-"):
             prefix.append(_verbatim(self._next()))
         token = self._peek()
-        if self._is(token, "not") and token.kind == "name" and self._starts_operand(1):
+        if self._is(token, "not") and self._starts_operand(1):
             self._next()
             self._enter()
             operand = self._relation()
@@ -267,7 +267,7 @@ class Grammar:
         frag = self._primary()
         while True:
             token = self._peek()
-            if self._is(token, ".") and token.kind == "op":
+            if self._is(token, "."):
                 self._next()
                 name = self._next()
                 if name.kind != "name":
@@ -275,11 +275,11 @@ class Grammar:
                         "a field or method name must follow `.`", name.start, "write `args.amount`"
                     )
                 pieces = [*frag.pieces, _verbatim(token), _verbatim(name)]
-                if self._is(self._peek(), "(") and self._peek().kind == "op":
+                if self._is(self._peek(), "("):
                     self.calls.setdefault(name.text, name.start)
                     pieces += self._arguments(macro=name.text in _MACROS)
                 frag = _Frag(pieces, simple=True)
-            elif self._is(token, "[") and token.kind == "op":
+            elif self._is(token, "["):
                 self._next()
                 self._whole += 1
                 index = self._expr()
@@ -308,7 +308,7 @@ class Grammar:
     def _items(self, closing: str, opening: Token, item: Callable[[], list[Piece]]) -> list[Piece]:
         """Comma-separated items up to ``closing`` (a trailing comma is allowed)."""
         pieces: list[Piece] = []
-        while not (self._is(self._peek(), closing) and self._peek().kind == "op"):
+        while not self._is(self._peek(), closing):
             pieces += item()
             if not self._is(self._peek(), ","):
                 break
@@ -363,7 +363,7 @@ class Grammar:
                 token.start,
                 f"read the argument through `args`: `args.{word}`",
             )
-        if self._is(self._peek(), "(") and self._peek().kind == "op":
+        if self._is(self._peek(), "("):
             self.calls.setdefault(word, token.start)
             return _Frag([_verbatim(token), *self._arguments(macro=False)], simple=True)
         if word not in ("true", "false", "null") and word not in self._scope:
@@ -381,7 +381,7 @@ class Grammar:
 
     def _expect(self, text: str, opening: Token, *, hint: str) -> Token:
         token = self._peek()
-        if self._is(token, text) and token.kind == "op":
+        if self._is(token, text):
             return self._next()
         if token.kind == "end":
             if opening.text in ("(", "[", "{"):
@@ -401,9 +401,7 @@ class Grammar:
                 return self._error("the condition is empty", 0, "write `amount > 500`")
             if before.text in ("(", "[", "{", ",", ":", "?"):
                 hint = "finish the expression and close its brackets"
-            return self._error(
-                f"an operand is missing after `{before.text}`", len(self._src.rstrip()), hint
-            )
+            return self._error(f"an operand is missing after `{before.text}`", before.end, hint)
         if token.text == ".":
             hint = "write `args.amount`"
         return self._error(f"an operand is missing before `{token.text}`", token.start, hint)

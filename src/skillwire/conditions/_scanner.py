@@ -34,6 +34,7 @@ _MISSPELLED: dict[str, tuple[str, str]] = {
 _STRING_PREFIXES = frozenset({"r", "R", "b", "B", "br", "bR", "Br", "BR"})
 _SIMPLE_ESCAPES = frozenset("abfnrtv\\'\"`?")
 _HEX_ESCAPES = {"x": 2, "X": 2, "u": 4, "U": 8}
+_DIGITS = frozenset("0123456789")
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 _OCTAL_DIGITS = frozenset("01234567")
 _CURLY_QUOTES = frozenset("‘’‚‛“”„‟")
@@ -97,7 +98,7 @@ class _Scanner:
         ch = src[i]
         if ch in "'\"":
             return self._emit("string", i, self._string(i, i, raw=False), space)
-        if ch.isdigit() or (ch == "." and src[i + 1 : i + 2].isdigit()):
+        if ch in _DIGITS or (ch == "." and src[i + 1 : i + 2] in _DIGITS):
             return self._number(i, space)
         if ch == "_" or (ch.isascii() and ch.isalpha()):
             end = i + 1
@@ -134,14 +135,14 @@ class _Scanner:
             return self._integer(i, end, space)
         end = self._digits(end)
         is_float = False
-        if src[end : end + 1] == "." and src[end + 1 : end + 2].isdigit():
+        if src[end : end + 1] == "." and src[end + 1 : end + 2] in _DIGITS:
             end = self._digits(end + 1)
             is_float = True
         if src[end : end + 1] in ("e", "E"):
             exponent = end + 1
             if src[exponent : exponent + 1] in ("+", "-"):
                 exponent += 1
-            if src[exponent : exponent + 1].isdigit():
+            if src[exponent : exponent + 1] in _DIGITS:
                 end = self._digits(exponent)
                 is_float = True
         if is_float:
@@ -154,7 +155,7 @@ class _Scanner:
         return self._emit("int", start, end, space)
 
     def _digits(self, i: int) -> int:
-        while i < len(self._src) and self._src[i].isascii() and self._src[i].isdigit():
+        while i < len(self._src) and self._src[i] in _DIGITS:
             i += 1
         return i
 

@@ -52,7 +52,15 @@ class CelCondition:
     between threads and jobs.
     """
 
-    __slots__ = ("_arithmetic", "_optional", "_program", "_required", "_rewrite")
+    __slots__ = (
+        "_arithmetic",
+        "_constant",
+        "_names",
+        "_optional",
+        "_program",
+        "_required",
+        "_rewrite",
+    )
 
     def __init__(
         self, rewritten: Rewrite, program: Any, required: tuple[str, ...], optional: tuple[str, ...]
@@ -62,6 +70,10 @@ class CelCondition:
         self._required = required
         self._optional = optional
         self._arithmetic = rewritten.arithmetic
+        self._names = frozenset(required)
+        self._constant: bool | None = None
+        if not required and not optional:
+            self._constant = self._fold()
 
     @property
     def source(self) -> str:
@@ -76,7 +88,7 @@ class CelCondition:
     @property
     def names(self) -> frozenset[str]:
         """The top-level variable names the expression reads."""
-        return frozenset(self._required)
+        return self._names
 
     def evaluate(self, variables: Mapping[str, Any]) -> bool:
         """Evaluate against ``variables``; only the names the expression reads are passed.
@@ -85,6 +97,8 @@ class CelCondition:
         has no value, the values have types the expression cannot combine (``"750" > 500``),
         or the result is not a boolean.
         """
+        if self._constant is not None:
+            return self._constant
         try:
             values = {name: variables[name] for name in self._required}
         except KeyError:
@@ -114,6 +128,18 @@ class CelCondition:
 
     def __repr__(self) -> str:
         return f"CelCondition({self.source!r})"
+
+    def _fold(self) -> bool:
+        """Evaluate a condition that reads no names once, at load (``always``, ``1 == 1.0``)."""
+        try:
+            return self.evaluate({})
+        except ConditionEvaluationError as exc:
+            detail = str(exc).removeprefix(f"cannot evaluate `{self.source}`: ")
+            raise ConditionSyntaxError(
+                f"this condition reads no names and cannot be evaluated: {detail}",
+                column=1,
+                hint="a condition must give true or false, e.g. `amount > 500` or `always`",
+            ) from None
 
     def _failure(self, exc: BaseException, values: Mapping[str, Any]) -> str:
         detail = str(exc).split("\n", 1)[0].split(". ", 1)[0] or type(exc).__name__

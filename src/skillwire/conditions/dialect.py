@@ -66,6 +66,7 @@ class Rewrite:
     arithmetic: bool
     """True when the expression computes, so numbers are evaluated as doubles."""
     spans: tuple[_Span, ...]
+    """Where each run of :attr:`expression` came from in :attr:`source`."""
 
     def original_offset(self, offset: int) -> int:
         """Map a 0-based offset in :attr:`expression` to a 0-based offset in :attr:`source`."""
@@ -105,7 +106,7 @@ def rewrite(source: str) -> Rewrite:
             column=tokens[MAX_TOKENS].start + 1,
             hint="split it into several rules",
         )
-    grammar = Grammar(source, tokens, max_depth=MAX_DEPTH)
+    grammar = Grammar(tokens, max_depth=MAX_DEPTH)
     pieces = grammar.parse()
     expression, spans = _render(pieces, decimal=grammar.arithmetic)
     return Rewrite(

@@ -17,7 +17,16 @@ from skillwire.core.chat import (
     Usage,
 )
 from skillwire.core.conditions import Condition, ConditionEvaluationError, ConditionSyntaxError
-from skillwire.core.issues import Severity, SkillError, SkillIssue, SkillwireError, UsageError
+from skillwire.core.issues import (
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    Severity,
+    SkillError,
+    SkillIssue,
+    SkillwireError,
+    UsageError,
+)
 from skillwire.core.location import FieldPath, SourceLocation, format_path
 
 __all__ = [
@@ -28,11 +37,14 @@ __all__ = [
     "Condition",
     "ConditionEvaluationError",
     "ConditionSyntaxError",
+    "ConflictError",
     "FieldPath",
+    "ForbiddenError",
     "ModelConfigError",
     "ModelError",
     "ModelRequestError",
     "ModelUnavailableError",
+    "NotFoundError",
     "Severity",
     "SkillError",
     "SkillIssue",

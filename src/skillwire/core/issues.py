@@ -7,6 +7,9 @@ kept apart from job failures. Exception tree::
     SkillwireError
     ├── SkillError          a skill file is wrong (carries SkillIssue values)
     └── UsageError          a caller passed something wrong (bad argument, bad request)
+        ├── NotFoundError   no such job (or skill)
+        ├── ForbiddenError  the caller's role may not do this (e.g. approve)
+        └── ConflictError   the job is not in a state that allows this, or changed meanwhile
 """
 
 from __future__ import annotations
@@ -17,7 +20,16 @@ from enum import StrEnum
 
 from skillwire.core.location import FieldPath, SourceLocation, format_path
 
-__all__ = ["Severity", "SkillError", "SkillIssue", "SkillwireError", "UsageError"]
+__all__ = [
+    "ConflictError",
+    "ForbiddenError",
+    "NotFoundError",
+    "Severity",
+    "SkillError",
+    "SkillIssue",
+    "SkillwireError",
+    "UsageError",
+]
 
 
 class SkillwireError(Exception):
@@ -26,6 +38,18 @@ class SkillwireError(Exception):
 
 class UsageError(SkillwireError):
     """A caller's mistake: a bad argument, an unknown job, a malformed request."""
+
+
+class NotFoundError(UsageError):
+    """No such job or skill."""
+
+
+class ForbiddenError(UsageError):
+    """The caller's role may not do this (an approval by the wrong role)."""
+
+
+class ConflictError(UsageError):
+    """The job is not in a state that allows this, or it changed meanwhile."""
 
 
 class Severity(StrEnum):

@@ -1,1 +1,10 @@
-"""skillwire.models."""
+"""Model backends behind the :class:`~skillwire.core.chat.ChatModel` protocol.
+
+``offline`` (the embedded default), ``openai`` (any OpenAI-compatible server) and
+``anthropic``. The SDK backends import their SDK only when a model is built.
+"""
+
+from skillwire.models.offline import OfflineModel
+from skillwire.models.registry import build_model, probe_model
+
+__all__ = ["OfflineModel", "build_model", "probe_model"]

@@ -13,15 +13,17 @@ write root.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from skillwire.core.issues import Severity, SkillError, SkillIssue
+from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.skills._base import SkillPart
-from skillwire.skills._validation import validate_document
+from skillwire.skills._validation import validate_document, walk_extras
 from skillwire.skills.model import Skill
 from skillwire.skills.model_package import FilesystemPolicy, ShellPolicy, ToolAccessPlan
 from skillwire.skills.package_rules import ACCESS_LIST_PATHS
@@ -60,21 +62,41 @@ class BasePolicy(SkillPart):
     """Tools that never run, in any skill."""
     approvals: list[BaseApproval] = Field(default_factory=list)
     """Approvals that always apply."""
-    max_calls: dict[str, int] = Field(default_factory=dict)
+    max_calls: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
     """Per-tool call limits per job."""
     shell: ShellPolicy = Field(default_factory=ShellPolicy)
     """Shell policy: the allowed prefixes are the most any skill may use."""
     filesystem: FilesystemPolicy = Field(default_factory=FilesystemPolicy)
     """Filesystem roots: the most any skill may use."""
 
+    _locator: Callable[[FieldPath], SourceLocation] | None = PrivateAttr(default=None)
+
+    def locate(self, path: FieldPath) -> SourceLocation:
+        """Where a field of the base policy was written (``base policy`` for the default)."""
+        if self._locator is None:
+            return SourceLocation("base policy")
+        return self._locator(path)
+
 
 def load_base_policy(path: Path) -> BasePolicy:
-    """Read the operator's base policy file (YAML or JSON); SkillError on any problem."""
+    """Read the operator's base policy file (YAML or JSON); SkillError on any problem.
+
+    An unknown key is an error here, not a warning: a misspelt ``deny_tools`` would
+    silently drop a core protection.
+    """
     doc = read_document(path, str(path))
     data = doc.data if doc.data is not None else {}
     policy, issues = validate_document(BasePolicy, data, doc)
     if policy is None:
         raise SkillError(issues)
+    unknown = [
+        SkillIssue(Severity.ERROR, i.message, i.location, i.path, code=i.code, hint=i.hint)
+        for i in walk_extras(policy, doc)
+        if i.severity is Severity.WARNING
+    ]
+    if unknown:
+        raise SkillError(unknown)
+    policy._locator = doc.locate
     return policy
 
 
@@ -179,12 +201,16 @@ def merge_access(skill: Skill, base: BasePolicy) -> AccessPolicy:
         shell.allowedPrefixes + lists.get("guardrails.shell.allowedPrefixes", []),
         base.shell.allowedPrefixes,
     )
-    for value in shell.allowedPrefixes:
-        if value not in base.shell.allowedPrefixes:
-            dropped.append(f"guardrails.shell.allowedPrefixes: {value}")
-    for value in fs.allowedWriteRoots:
-        if value not in base.filesystem.allowedWriteRoots:
-            dropped.append(f"guardrails.filesystem.allowedWriteRoots: {value}")
+    for name, asked, ceiling in (
+        ("shell.allowedPrefixes", shell.allowedPrefixes, base.shell.allowedPrefixes),
+        ("filesystem.allowedReadRoots", fs.allowedReadRoots, base.filesystem.allowedReadRoots),
+        (
+            "filesystem.allowedWriteRoots",
+            fs.allowedWriteRoots,
+            base.filesystem.allowedWriteRoots,
+        ),
+    ):
+        dropped.extend(f"guardrails.{name}: {v}" for v in asked if v not in ceiling)
     patterns: list[re.Pattern[str]] = []
     for text in _union(
         base.shell.denyPatterns, shell.denyPatterns, lists.get("guardrails.shell.denyPatterns", [])

@@ -8,6 +8,7 @@ serves jobs, simulations with per-agent state, and any other agent framework.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,12 @@ __all__ = ["ApprovalGrant", "GateCall", "ToolRun", "args_key"]
 
 @dataclass(frozen=True, slots=True)
 class ToolRun:
-    """A tool call already executed in this job (or by this agent)."""
+    """A tool call already executed in this job (or by this agent).
+
+    ``ok`` is False for a run that failed. Workflow order and ``once_only`` count only
+    successful runs; ``max_calls``, ``permanent`` and ``counts`` count every run (a failed
+    call may still have had its effect).
+    """
 
     tool: str
     args: Mapping[str, Any]
@@ -38,14 +44,41 @@ class ApprovalGrant:
     role: str
 
 
+def _canonical(value: Any) -> Any:
+    """Whole floats as ints (``750.0`` and ``750`` are one value), for :func:`args_key`."""
+    if type(value) is float and value.is_integer() and math.isfinite(value):
+        return int(value)
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    return value
+
+
 def args_key(tool: str, args: Mapping[str, Any]) -> str:
-    """A canonical key of a call: an approval binds exactly these arguments."""
-    return tool + "\x00" + json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
+    """A canonical key of a call: an approval binds exactly these arguments.
+
+    Numbers compare by value (``750`` and ``750.0`` are the same argument); a string
+    ``"750"`` is a different argument from the number ``750``.
+    """
+    try:
+        text = json.dumps(_canonical(args), sort_keys=True, separators=(",", ":"), default=repr)
+    except (TypeError, ValueError):
+        text = repr(sorted((str(k), repr(v)) for k, v in args.items()))
+    return tool + "\x00" + text
 
 
 @dataclass
 class GateCall:
-    """A proposal being checked, and its lazily built condition variables."""
+    """A proposal being checked, and its lazily built condition variables.
+
+    ``history`` holds runs whose ``tool`` is already the skill's full tool name (the
+    gate resolves local names and ids before building the call); ``tools`` maps every
+    name a condition may use for a tool of the skill (its full name, and a package
+    tool's local name) to the full name. ``counts`` holds every tool that ran, under
+    each of its names, and a 0 for each tool named in ``counted`` (the tools the
+    skill's conditions read from ``counts``: a larger map costs time to convert).
+    """
 
     tool: str
     args: dict[str, Any]
@@ -57,7 +90,11 @@ class GateCall:
     intent: str | None = None
     stated_tool: str | None = None
     stated_args: Mapping[str, Any] | None = None
+    effects: tuple[str, ...] = ()
+    tools: Mapping[str, str] = field(default_factory=dict)
+    counted: frozenset[str] = frozenset()
     _variables: _Variables | None = field(default=None, repr=False)
+    _key: str | None = field(default=None, repr=False)
 
     @property
     def variables(self) -> Mapping[str, Any]:
@@ -67,9 +104,19 @@ class GateCall:
             self._variables = _Variables(self)
         return self._variables
 
+    def key(self, tool: str) -> str:
+        """:func:`args_key` of this call (computed once)."""
+        if self._key is None:
+            self._key = args_key(tool, self.args)
+        return self._key
+
     def succeeded(self, tool: str) -> list[ToolRun]:
         """Successful earlier runs of ``tool``."""
         return [run for run in self.history if run.ok and run.tool == tool]
+
+    def runs(self, tool: str) -> list[ToolRun]:
+        """Every earlier run of ``tool``, successful or not."""
+        return [run for run in self.history if run.tool == tool]
 
 
 class _Variables(Mapping[str, Any]):
@@ -96,10 +143,13 @@ class _Variables(Mapping[str, Any]):
         elif name == "history":
             value = [run.as_dict() for run in call.history]
         elif name == "counts":
-            counts: dict[str, int] = {}
+            runs: dict[str, int] = {}
             for run in call.history:
-                if run.ok:
-                    counts[run.tool] = counts.get(run.tool, 0) + 1
+                runs[run.tool] = runs.get(run.tool, 0) + 1
+            counts = dict(runs)
+            for alias, full in call.tools.items():
+                if full in runs or alias in call.counted:
+                    counts[alias] = runs.get(full, 0)
             value = counts
         else:
             value = call.args[name]

@@ -73,6 +73,8 @@ class CompiledRule:
     per: str | None = None
     limit: int | None = None
     after: tuple[str, ...] = ()
+    waivable: bool = False
+    """An ``allow`` condition of the same tool that holds waives this rule."""
 
     def applies_to(self, tool: str) -> bool:
         """Whether the rule's scope includes ``tool`` (empty scope: every tool)."""
@@ -154,6 +156,7 @@ class _Builder:
         per: str | None = None,
         limit: int | None = None,
         after: tuple[str, ...] = (),
+        waivable: bool = False,
     ) -> None:
         source, origin = self.where(path)
         rule = CompiledRule(
@@ -169,8 +172,15 @@ class _Builder:
             per=per,
             limit=limit,
             after=after,
+            waivable=waivable,
         )
         self.policy.rules.append(rule)
+
+    def text(self, text: str, polarity: str, path: FieldPath) -> None:
+        """Keep a rule as text; only the first ``MAX_TEXT_RULES`` go to the planner."""
+        source, origin = self.where(path)
+        to_planner = sum(1 for r in self.policy.text_rules if r.to_planner) < MAX_TEXT_RULES
+        self.policy.text_rules.append(TextRule(text, polarity, source, origin, to_planner))
 
     def scope(self, condition: Condition | None, named: str | None) -> tuple[str, ...] | None:
         """Tools a rule applies to; None when no tool can be found (keep as text)."""
@@ -196,8 +206,10 @@ def compile_policy(skill: Skill) -> CompiledPolicy:
         name = target.name if target else approval.tool_id
         base: FieldPath = ("policy", "approvals", ai)
         approver = approval.approver or b.approver
+        whens = [approval.when] if approval.when is not None else []
+        whens += [c.when if isinstance(c, PolicyCondition) else c for c in approval.conditions]
         text = approval.reason or f"{name} needs {approver} approval" + (
-            f" when {approval.when}" if approval.when else ""
+            f" when {' or '.join(whens)}" if whens else ""
         )
         if approval.when is None and not approval.conditions:
             b.add(
@@ -275,16 +287,32 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             condition=b.cond(p),
             approver=approver,
         )
-    elif (
-        asks == "conditional" and not any(c.action == "require_approval" for c in pol.conditions)
-    ) or (pol.allowed == "conditional" and not pol.conditions):
+    elif asks == "conditional" and not any(c.action == "require_approval" for c in pol.conditions):
         b.add(
             RuleKind.APPROVAL,
-            f"{name} needs {approver} approval (conditional with no condition: fail closed)",
+            f"{name} needs {approver} approval "
+            "(requires_approval: conditional with no condition: fail closed)",
             [name],
-            (*path, "policy"),
+            (*path, "policy", "requires_approval"),
             ReasonCode.APPROVAL_REQUIRED,
             approver=approver,
+        )
+    if pol.allowed == "conditional" and (
+        not pol.conditions or any(c.action == "allow" for c in pol.conditions)
+    ):
+        # allowed: conditional says the tool runs only when its conditions allow it:
+        # a call no allow condition covers (or any call, with none) needs approval.
+        b.add(
+            RuleKind.APPROVAL,
+            f"{name} needs {approver} approval unless an allow condition holds"
+            if pol.conditions
+            else f"{name} needs {approver} approval (allowed: conditional with no "
+            "conditions: fail closed)",
+            [name],
+            (*path, "policy", "allowed"),
+            ReasonCode.APPROVAL_REQUIRED,
+            approver=approver,
+            waivable=True,
         )
     esc = b.skill.policy.escalation
     for ci, c in enumerate(pol.conditions):
@@ -292,7 +320,15 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
         text = c.message or f"{c.action} {name} when {c.when}"
         cond = b.cond(p)
         if c.action == "deny":
-            b.add(RuleKind.THRESHOLD, text, [name], p, ReasonCode.TOOL_DENIED, condition=cond)
+            b.add(
+                RuleKind.THRESHOLD,
+                text,
+                [name],
+                p,
+                ReasonCode.TOOL_DENIED,
+                condition=cond,
+                waivable=True,
+            )
         elif c.action == "require_approval":
             b.add(
                 RuleKind.APPROVAL,
@@ -302,6 +338,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
                 ReasonCode.APPROVAL_REQUIRED,
                 condition=cond,
                 approver=c.approver or approver,
+                waivable=True,
             )
         elif c.action == "escalate":
             b.add(
@@ -312,6 +349,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
                 ReasonCode.ESCALATION_REQUIRED,
                 condition=cond,
                 approver=(esc.target if esc and esc.target else approver),
+                waivable=True,
             )
         else:
             b.add(RuleKind.ALLOW_EXCEPTION, text, [name], p, ReasonCode.ALLOWED, condition=cond)
@@ -370,14 +408,21 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
 
 
 def _package_max(skill: Skill, tool: str) -> int | None:
+    """``guardrails.json`` ``toolPolicies.<tool>.maxCallsPerRun``; the key may be the
+    tool's full name, its local name or its id (the smallest limit wins)."""
     if skill.access is None:
         return None
-    override = skill.access.toolPolicies.get(tool)
-    return override.maxCallsPerRun if override else None
+    limits = [
+        override.maxCallsPerRun
+        for key, override in skill.access.toolPolicies.items()
+        if override.maxCallsPerRun is not None
+        and (found := skill.tool(key)) is not None
+        and found.name == tool
+    ]
+    return min(limits) if limits else None
 
 
 def _guardrails(b: _Builder) -> None:
-    count = 0
     for polarity in ("never", "always"):
         for gi, rule in enumerate(getattr(b.skill.policy.guardrails, polarity)):
             path: FieldPath = ("policy", "guardrails", polarity, gi)
@@ -386,11 +431,7 @@ def _guardrails(b: _Builder) -> None:
                 continue
             meaning = read_sentence(rule, b.skill, polarity=polarity)
             if meaning is None:
-                source, origin = b.where(path)
-                count += 1
-                b.policy.text_rules.append(
-                    TextRule(rule, polarity, source, origin, to_planner=count <= MAX_TEXT_RULES)
-                )
+                b.text(rule, polarity, path)
                 continue
             cond = compile_condition(meaning.expression) if meaning.expression else None
             if meaning.kind == "tool_deny":
@@ -420,8 +461,7 @@ def _structured(b: _Builder, rule: StructuredRule, path: FieldPath) -> None:
     cond = b.cond((*path, "when")) if rule.when is not None else None
     scope = b.scope(cond, rule.tool)
     if scope is None:
-        source, origin = b.where(path)
-        b.policy.text_rules.append(TextRule(rule.rule, str(path[2]), source, origin, True))
+        b.text(rule.rule, str(path[2]), path)
         return
     if rule.action == "block":
         kind = RuleKind.THRESHOLD if cond is not None else RuleKind.TOOL_DENY
@@ -481,8 +521,8 @@ def _workflows(b: _Builder) -> None:
         done: list[str] = []
         for si, step in enumerate(wf.steps):
             tool = workflow_step_tool(b.skill, step)
-            if tool is None:
-                continue
+            if tool is None or tool.name in done:
+                continue  # a tool named again later adds no order (it would deadlock)
             if done:
                 b.add(
                     RuleKind.WORKFLOW_ORDER,

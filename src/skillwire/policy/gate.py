@@ -13,18 +13,18 @@ Usable on its own, to guard any agent framework's tool calls::
 
 Whatever a model proposes, a denied tool never gets ``Allow``, a workflow step never
 runs before its predecessors, an approval-gated call never runs unapproved, and a call
-missing a required input is never allowed.
+missing a required input is never allowed. ``docs/gate.md`` is the user's guide.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from skillwire.conditions import compile_condition
 from skillwire.core.conditions import ConditionSyntaxError
 from skillwire.core.issues import Severity, SkillError, SkillIssue
-from skillwire.core.location import SourceLocation
 from skillwire.policy.access import AccessPolicy, BasePolicy, merge_access
 from skillwire.policy.call import ApprovalGrant, GateCall, ToolRun
 from skillwire.policy.compiler import CompiledPolicy, CompiledRule, RuleKind, compile_policy
@@ -54,10 +54,15 @@ from skillwire.skills.semantics import RUNTIME_NAMES
 __all__ = ["Gate", "PreToolGate"]
 
 _EMPTY: Mapping[str, Any] = {}
+_ALLOWED = (Reason(ReasonCode.ALLOWED, "all checks passed"),)
 
 
 class Gate:
-    """The pre-tool gate of one skill (merged with the operator's base policy)."""
+    """The pre-tool gate of one skill (merged with the operator's base policy).
+
+    Build it with :meth:`for_skill`; it is immutable afterwards and may be shared by
+    any number of jobs and threads.
+    """
 
     def __init__(self, skill: Skill, policy: CompiledPolicy, access: AccessPolicy) -> None:
         self.skill = skill
@@ -73,10 +78,21 @@ class Gate:
             RequiredInputs(),
             Approvals(),
         )
+        names = _names(skill)
+        intents = {
+            intent.id: frozenset(names.get(n, n) for n in intent.tools)
+            for intent in skill.intents.supported
+            if intent.tools is not None
+        }
         self._facts = {
-            tool.name: ToolFacts(tool, skill, policy.for_tool(tool.name), access)
+            tool.name: ToolFacts(tool, skill, policy.for_tool(tool.name), access, intents)
             for tool in skill.tools
         }
+        self._names = names
+        self._count_names = {t.name: t.name for t in skill.tools}
+        for t in skill.tools:  # a package tool is also counted under its local name
+            self._count_names.setdefault(t.name.removeprefix(f"{skill.id}."), t.name)
+        self._counted = _counted(policy.rules, self._count_names)
 
     @classmethod
     def for_skill(cls, skill: Skill, *, base: BasePolicy | None = None) -> Gate:
@@ -87,12 +103,13 @@ class Gate:
         policy.rules.extend(_base_rules(skill, base))
         access = merge_access(skill, base)
         for name in sorted(access.disabled_tools):
+            tool = skill.tool(name)
             policy.rules.append(
                 CompiledRule(
                     RuleKind.TOOL_DENY,
                     f"{name} is disabled by the tool-access plan",
-                    (name,),
-                    skill.locate(("access",)),
+                    (tool.name if tool else name,),
+                    skill.locate(("access", "toolAccessPlan")),
                     "toolAccessPlan",
                     ReasonCode.TOOL_DENIED,
                 )
@@ -108,11 +125,11 @@ class Gate:
         return list(self._facts)
 
     def facts(self, tool: str) -> ToolFacts | None:
-        """Per-tool facts (schema, required fields) by name or id."""
+        """Per-tool facts (schema, required fields) by full name, local name or id."""
         found = self._facts.get(tool)
         if found is None:
-            t = self.skill.tool(tool)
-            found = self._facts.get(t.name) if t else None
+            full = self._names.get(tool)
+            found = self._facts.get(full) if full else None
         return found
 
     def check(
@@ -128,37 +145,114 @@ class Gate:
         intent: str | None = None,
         stated_tool: str | None = None,
         stated_args: Mapping[str, Any] | None = None,
+        effects: Sequence[str] = (),
     ) -> Decision:
-        """Decide about one proposed call. Never raises for a bad proposal."""
+        """Decide about one proposed call. Never raises for a bad proposal.
+
+        ``history`` is what already ran in this job; ``approvals`` the grants given so
+        far; ``inputs`` what the user gave when asked (dotted paths allowed);
+        ``stated_tool``, ``stated_args`` and ``effects`` what the proposal says about
+        itself (checked for consistency and against ``allowed_state_changes``).
+        """
+        if not isinstance(args, Mapping) and args is not None:
+            return _invalid(tool, {}, f"arguments must be an object, got {type(args).__name__}")
         call_args = dict(args or {})
-        facts = self.facts(tool)
+        if not all(type(k) is str for k in call_args):
+            bad = next(k for k in call_args if not isinstance(k, str))
+            return _invalid(tool, call_args, f"argument name {bad!r} is not a string")
+        facts = self.facts(tool) if isinstance(tool, str) else None
         if facts is None:
             known = ", ".join(self._facts) or "none"
             return Block(
-                tool,
+                str(tool),
                 call_args,
                 (Reason(ReasonCode.UNKNOWN_TOOL, f"no tool named '{tool}' (known: {known})"),),
             )
-        call = GateCall(
-            tool,
-            call_args,
-            entities or _EMPTY,
-            context or _EMPTY,
-            history,
-            inputs or _EMPTY,
-            approvals,
-            intent,
-            stated_tool,
-            stated_args,
+        try:
+            call = GateCall(
+                tool,
+                call_args,
+                entities or _EMPTY,
+                context or _EMPTY,
+                self._canonical_history(history),
+                inputs or _EMPTY,
+                self._canonical_grants(approvals),
+                intent,
+                stated_tool,
+                stated_args,
+                tuple(effects),
+                self._count_names,
+                self._counted,
+            )
+            found = Findings()
+            for validator in self.validators:
+                validator.check(call, facts, found)
+            return _decide(call, facts, found)
+        except Exception as exc:  # a defect must not let a call through: fail closed
+            return Block(
+                facts.name,
+                call_args,
+                (
+                    Reason(
+                        ReasonCode.GATE_ERROR,
+                        f"the gate could not check this call ({type(exc).__name__}: {exc}); "
+                        "blocked (fail closed)",
+                    ),
+                ),
+            )
+
+    def _canonical_history(self, history: Sequence[ToolRun]) -> Sequence[ToolRun]:
+        """History with every tool under its full name (a package's local names and
+        tool ids resolved), so order and counts see one name per tool."""
+        facts, names = self._facts, self._names
+        if all(run.tool in facts for run in history):
+            return history
+        return tuple(
+            run
+            if run.tool in facts or run.tool not in names
+            else ToolRun(names[run.tool], run.args, run.result, run.ok)
+            for run in history
         )
-        found = Findings()
-        for validator in self.validators:
-            validator.check(call, facts, found)
-        return _decide(call, facts, found)
+
+    def _canonical_grants(self, grants: Sequence[ApprovalGrant]) -> Sequence[ApprovalGrant]:
+        facts, names = self._facts, self._names
+        return tuple(
+            g
+            if g.tool in facts or g.tool not in names
+            else ApprovalGrant(names[g.tool], g.args, g.role)
+            for g in grants
+        )
 
 
 PreToolGate = Gate
 """The name the design uses for the gate."""
+
+
+def _names(skill: Skill) -> dict[str, str]:
+    """Every name a tool may be called by (full name, id, a package's local name)."""
+    names: dict[str, str] = {}
+    for tool in skill.tools:
+        local = tool.name.removeprefix(f"{skill.id}.")
+        for alias in (local, tool.id):
+            if alias and alias not in names:
+                names[alias] = tool.name
+    for tool in skill.tools:
+        names[tool.name] = tool.name
+    return names
+
+
+def _counted(rules: Sequence[CompiledRule], names: Mapping[str, str]) -> frozenset[str]:
+    """The tool names that conditions reading ``counts`` mention (they get a 0 entry)."""
+    texts = [r.condition.expression for r in rules if r.condition and "counts" in r.condition.names]
+    return frozenset(
+        alias
+        for alias in names
+        if any(re.search(rf"(?<![\w.-]){re.escape(alias)}(?![\w-])", t) for t in texts)
+    )
+
+
+def _invalid(tool: Any, args: dict[str, Any], message: str) -> Block:
+    return Block(str(tool), args, (Reason(ReasonCode.ARGUMENT_INVALID, message),))
 
 
 def _decide(call: GateCall, facts: ToolFacts, found: Findings) -> Decision:
@@ -170,38 +264,42 @@ def _decide(call: GateCall, facts: ToolFacts, found: Findings) -> Decision:
             call.args,
             tuple(found.input_reasons),
             tuple(found.missing),
-            _prompt(facts, found.missing),
+            _prompt(facts, found),
             {f: _field_schema(facts, f) for f in found.missing},
         )
     if found.approvals:
-        first_role = found.approvals[0][0].approver or facts.skill.policy.default_approver
+        default = facts.skill.policy.default_approver
+        first_role = found.approvals[0][0].approver or default
         reasons = tuple(
-            r
-            for rule, r in found.approvals
-            if (rule.approver or facts.skill.policy.default_approver) == first_role
+            r for rule, r in found.approvals if (rule.approver or default) == first_role
         )
         return NeedApproval(facts.name, call.args, reasons, first_role)
-    return Allow(facts.name, call.args, (Reason(ReasonCode.ALLOWED, "all checks passed"),))
+    return Allow(facts.name, call.args, _ALLOWED)
 
 
-def _prompt(facts: ToolFacts, fields: Iterable[str]) -> str:
-    hints = {r.path: r.prompt for r in facts.skill.required_inputs if r.prompt}
-    hints.update(
-        {
-            r.path.rsplit(".", 1)[-1]: r.prompt
-            for r in facts.skill.required_inputs
-            if r.prompt and r.path.rsplit(".", 1)[-1] not in hints
-        }
-    )
-    parts = []
+def _prompt(facts: ToolFacts, found: Findings) -> str:
+    """One message asking for every missing field: the skill's own prompt text where
+    ``required_inputs`` or a ``require_input`` rule gives one."""
+    hints: dict[str, str] = {}
+    for req in facts.skill.required_inputs:
+        if req.prompt:
+            hints.setdefault(req.path, req.prompt)
+    for req in facts.skill.required_inputs:
+        if req.prompt:
+            hints.setdefault(req.path.rsplit(".", 1)[-1], req.prompt)
     described = {f.name: f.description for f in facts.tool.input_fields()}
-    for name in fields:
-        if name in hints:
-            parts.append(hints[name])
-        elif described.get(name):
-            parts.append(f"Please provide {name.replace('_', ' ')} ({described[name]}).")
-        else:
-            parts.append(f"Please provide {name.replace('_', ' ')}.")
+    parts: list[str] = []
+    for name in found.missing:
+        text = hints.get(name) or found.prompts.get(name)
+        if not text:
+            what = name.replace("_", " ")
+            text = (
+                f"Please provide {what} ({described[name]})."
+                if described.get(name)
+                else f"Please provide {what}."
+            )
+        if text not in parts:
+            parts.append(text)
     return " ".join(parts)
 
 
@@ -221,27 +319,35 @@ def _field_schema(facts: ToolFacts, name: str) -> dict[str, Any]:
 
 
 def _base_rules(skill: Skill, base: BasePolicy) -> list[CompiledRule]:
-    where = SourceLocation("base policy")
+    """The base policy's deny lists, approvals and limits, as rules of this skill.
+
+    A tool the base names by a package tool's local name or id is that tool.
+    """
+
+    def resolve(name: str) -> str:
+        tool = skill.tool(name)
+        return tool.name if tool else name
+
     rules = []
-    names = {t.name for t in skill.tools}
-    for name in base.deny_tools:
+    for i, name in enumerate(base.deny_tools):
         rules.append(
             CompiledRule(
                 RuleKind.TOOL_DENY,
                 f"{name} is denied by the base policy",
-                (name,),
-                where,
-                "base.deny_tools",
+                (resolve(name),),
+                base.locate(("deny_tools", i)),
+                f"base.deny_tools[{i}]",
                 ReasonCode.TOOL_DENIED,
             )
         )
     for i, approval in enumerate(base.approvals):
         tool = skill.tool(approval.tool)
-        if tool is None and approval.tool not in names:
+        if tool is None:
             continue
+        where = base.locate(("approvals", i))
         condition = None
         if approval.when is not None:
-            known = RUNTIME_NAMES | set(tool.input_names() if tool else [])
+            known = RUNTIME_NAMES | set(tool.input_names())
             try:
                 condition = compile_condition(approval.when, known_names=known)
             except ConditionSyntaxError as exc:
@@ -249,19 +355,22 @@ def _base_rules(skill: Skill, base: BasePolicy) -> list[CompiledRule]:
                     [
                         SkillIssue(
                             Severity.ERROR,
-                            f"base policy approval {i}: {exc.message}",
-                            where,
+                            f"base policy approval {i} for {tool.name}: {exc.message}",
+                            base.locate(("approvals", i, "when")),
                             code="invalid-condition",
                             hint=exc.hint,
                         )
                     ]
                 ) from exc
-        text = approval.reason or f"{approval.tool} needs {approval.approver} approval (base)"
+        text = approval.reason or (
+            f"{approval.tool} needs {approval.approver} approval (base policy)"
+            + (f" when {approval.when}" if approval.when else "")
+        )
         rules.append(
             CompiledRule(
                 RuleKind.APPROVAL,
                 text,
-                (tool.name if tool else approval.tool,),
+                (tool.name,),
                 where,
                 f"base.approvals[{i}]",
                 ReasonCode.APPROVAL_REQUIRED,
@@ -273,10 +382,10 @@ def _base_rules(skill: Skill, base: BasePolicy) -> list[CompiledRule]:
         rules.append(
             CompiledRule(
                 RuleKind.MAX_CALLS,
-                f"{name} runs at most {limit} times (base)",
-                (name,),
-                where,
-                "base.max_calls",
+                f"{name} runs at most {limit} times per job (base policy)",
+                (resolve(name),),
+                base.locate(("max_calls", name)),
+                f"base.max_calls.{name}",
                 ReasonCode.MAX_CALLS,
                 limit=limit,
             )

@@ -1,56 +1,26 @@
-"""Per-tool facts the gate computes once: rules by kind, argument checks, prompts.
+"""Per-tool facts the gate computes once: rules by kind, argument checks, shell policy.
 
-Arguments are checked strictly (``"750"`` is not a number): a fast path for the flat
-schemas that ``inputs[]`` produce, and ``jsonschema`` (Draft 2020-12, compiled once,
-never fetching a remote ``$ref``) for any other schema.
+Everything a decision needs that does not depend on the call is computed here, when
+the gate is built, so that checking a call only evaluates what depends on it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from skillwire.policy.access import AccessPolicy
+from skillwire.policy.arguments import ArgumentChecker
 from skillwire.policy.compiler import CompiledRule, RuleKind
+from skillwire.policy.decisions import Reason
 from skillwire.skills.model import Skill
-from skillwire.skills.model_tools import ShellCommandExecutor, Tool, ToolInput
+from skillwire.skills.model_tools import ShellCommandExecutor, Tool
 
-__all__ = ["ToolFacts", "check_value"]
+__all__ = ["ToolFacts"]
 
-_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "number": (int, float),
-    "integer": (int,),
-    "boolean": (bool,),
-    "array": (list, tuple),
-    "object": (dict,),
-}
-
-
-def check_value(spec: ToolInput, value: Any, pattern: re.Pattern[str] | None) -> str | None:
-    """What is wrong with ``value`` for ``spec``, or None. Never coerces."""
-    expected = _TYPES[spec.type]
-    if isinstance(value, bool) and spec.type != "boolean":
-        return f"expected {spec.type}, got boolean {value!r}"
-    if not isinstance(value, expected):
-        if spec.type == "integer" and isinstance(value, float) and value.is_integer():
-            pass
-        else:
-            return f"expected {spec.type}, got {type(value).__name__} {value!r}"
-    if spec.enum is not None and value not in spec.enum:
-        return f"{value!r} is not one of {spec.enum!r}"
-    if pattern is not None and isinstance(value, str) and pattern.search(value) is None:
-        return f"{value!r} does not match pattern {spec.pattern!r}"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if spec.minimum is not None and value < spec.minimum:
-            return f"{value!r} is below the minimum {spec.minimum}"
-        if spec.maximum is not None and value > spec.maximum:
-            return f"{value!r} is above the maximum {spec.maximum}"
-    return None
+_INSTITUTIONAL = (RuleKind.ONCE_ONLY, RuleKind.PERMANENT, RuleKind.MAX_CALLS)
+_ASKING = (RuleKind.APPROVAL, RuleKind.ESCALATION)
 
 
 @dataclass
@@ -61,94 +31,82 @@ class ToolFacts:
     skill: Skill
     rules: tuple[CompiledRule, ...]
     access: AccessPolicy
-    _by_kind: dict[RuleKind, tuple[CompiledRule, ...]] = field(default_factory=dict)
-    _fields: dict[str, tuple[ToolInput, re.Pattern[str] | None]] = field(default_factory=dict)
-    _validator: Draft202012Validator | None = None
+    intent_tools: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """The tools each intent allows, for intents that scope tools."""
     required: tuple[str, ...] = ()
-    _intent_tools: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Required argument names, in declaration order."""
+    static_blocks: tuple[Reason, ...] = ()
+    """Reasons that block every call of the tool (denied, effects not allowed)."""
+    _by_kind: dict[RuleKind, tuple[CompiledRule, ...]] = field(default_factory=dict)
+    _arguments: ArgumentChecker | None = None
+    _schema: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for rule in self.rules:
             self._by_kind[rule.kind] = (*self._by_kind.get(rule.kind, ()), rule)
-        if self.tool.inputs is not None:
-            for spec in self.tool.inputs:
-                pattern = re.compile(spec.pattern) if spec.pattern else None
-                self._fields[spec.name] = (spec, pattern)
-            self.required = tuple(s.name for s in self.tool.inputs if s.required)
-        else:
-            schema = dict(self.tool.input_schema())
-            self.required = tuple(schema.pop("required", []) or [])
-            self._validator = Draft202012Validator(schema)
-        for intent in self.skill.intents.supported:
-            if intent.tools is not None:
-                names = {
-                    self.skill.tool(n).name if self.skill.tool(n) else n  # type: ignore[union-attr]
-                    for n in intent.tools
-                }
-                self._intent_tools[intent.id] = frozenset(names)
+        self._by_kind[RuleKind.ONCE_ONLY] = tuple(r for r in self.rules if r.kind in _INSTITUTIONAL)
+        self._by_kind[RuleKind.APPROVAL] = tuple(r for r in self.rules if r.kind in _ASKING)
+        self._schema = dict(self.tool.input_schema())
+        required = self._schema.get("required") or []
+        self.required = tuple(n for n in required if isinstance(n, str))
+        self._arguments = ArgumentChecker(self.tool.name, self._schema)
+        blocks = [
+            Reason(r.code, f"{self.name} is denied", r.text, r.source)
+            for r in self.rules
+            if r.kind is RuleKind.TOOL_DENY
+        ]
+        blocks += [
+            Reason(r.code, r.text, r.text, r.source)
+            for r in self.rules
+            if r.kind is RuleKind.EFFECT
+        ]
+        self.static_blocks = tuple(blocks)
 
     @property
     def name(self) -> str:
         """The tool's full name."""
         return self.tool.name
 
-    def rules_of(self, *kinds: RuleKind) -> tuple[CompiledRule, ...]:
-        """The tool's rules of these kinds, in declaration order."""
-        if len(kinds) == 1:
-            return self._by_kind.get(kinds[0], ())
-        return tuple(r for r in self.rules if r.kind in kinds)
+    def rules_of(self, kind: RuleKind) -> tuple[CompiledRule, ...]:
+        """The tool's rules of one kind, in declaration order. ``ONCE_ONLY`` gives every
+        institutional rule (once only, permanent, max calls); ``APPROVAL`` gives
+        approvals and escalations."""
+        return self._by_kind.get(kind, ())
 
-    def missing_required(self, args: Mapping[str, Any]) -> frozenset[str]:
-        """Required arguments absent, null or empty."""
-        return frozenset(n for n in self.required if args.get(n) in (None, ""))
+    def missing_required(self, args: Mapping[str, Any]) -> list[str]:
+        """Required arguments absent, null or empty, in declaration order."""
+        missing = []
+        for name in self.required:
+            value = args.get(name)
+            if value is None or (type(value) is str and not value):
+                missing.append(name)
+        return missing
 
     def argument_errors(self, args: Mapping[str, Any]) -> list[str]:
         """Every problem with the arguments given (missing ones are not problems here)."""
-        errors: list[str] = []
-        if self._validator is not None:
-            present = {k: v for k, v in args.items() if v is not None}
-            for err in self._validator.iter_errors(present):
-                where = ".".join(str(p) for p in err.absolute_path) or "arguments"
-                errors.append(f"{where}: {err.message}")
-            return errors
-        for key, value in args.items():
-            entry = self._fields.get(key)
-            if entry is None:
-                errors.append(f"{key}: unknown argument of {self.name}")
-            elif value is not None:
-                problem = check_value(entry[0], value, entry[1])
-                if problem:
-                    errors.append(f"{key}: {problem}")
-        return errors
+        assert self._arguments is not None
+        return self._arguments.errors(args)
 
     def field_schema(self, name: str) -> dict[str, Any]:
         """The JSON Schema of one argument (for validating input given on resume)."""
-        schema = self.tool.input_schema().get("properties", {}).get(name)
+        props = self._schema.get("properties")
+        schema = props.get(name) if isinstance(props, dict) else None
         return dict(schema) if isinstance(schema, dict) else {}
-
-    def intent_tools(self, intent: str | None) -> frozenset[str] | None:
-        """The tools allowed for ``intent``, or None when the intent does not scope tools."""
-        if intent is None:
-            return None
-        return self._intent_tools.get(intent)
-
-    def waived_by_exception(self, rule: CompiledRule, waived: set[int]) -> bool:
-        """An ``allow`` condition that holds waives the tool's own ``conditions[]`` rules."""
-        return bool(waived) and ".policy.conditions[" in rule.origin
 
     def shell_problems(self, args: Mapping[str, Any]) -> Iterable[str]:
         """Why a ``shell_command`` tool may not run under the merged access policy."""
         executor = self.tool.executor
         if not isinstance(executor, ShellCommandExecutor):
             return
-        program = executor.command
-        if not self.access.shell_allows(program):
-            yield (
-                f"program '{program}' is not in the operator's allowed shell prefixes "
-                f"({', '.join(self.access.shell_allowed) or 'none'})"
-            )
-        if self.access.shell_denies(program):
-            yield f"program '{program}' is in the denied shell prefixes"
+        programs = [executor.command, *(f.command for f in executor.commandFallbacks)]
+        for program in programs:
+            if not self.access.shell_allows(program):
+                yield (
+                    f"program '{program}' is not in the operator's allowed shell prefixes "
+                    f"({', '.join(self.access.shell_allowed) or 'none'})"
+                )
+            if self.access.shell_denies(program):
+                yield f"program '{program}' is in the denied shell prefixes"
         action = args.get("action")
         if (
             executor.allowedActions is not None

@@ -1,19 +1,24 @@
 """The validator chain of spec 002, each a small class with one job.
 
 Order: admissibility, feasibility, institutional constraints, effect safety,
-consistency, arguments, required inputs, approvals. Each validator adds findings to
-one :class:`Findings`; the gate turns them into one decision (Block over NeedInput
-over NeedApproval over Allow). A condition that cannot be evaluated fails closed,
-except that a deny rule reading a required argument that is still missing waits for
-the input instead of blocking (the rule is checked again with the complete call).
+consistency, arguments, required inputs, approvals (the last three live in
+:mod:`skillwire.policy.validators_input`). Each validator adds findings to one
+:class:`Findings`; the gate turns them into one decision (Block over NeedInput over
+NeedApproval over Allow).
+
+A condition that cannot be evaluated fails closed: a deny rule blocks, an approval
+rule asks. One exception: a rule whose condition reads a required argument that is
+still missing waits for the input instead of blocking (the gate asks for the input,
+and checks the rule again with the complete call).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from skillwire.core.conditions import ConditionEvaluationError
+from skillwire.policy.arguments import same_value
 from skillwire.policy.call import GateCall
 from skillwire.policy.compiler import CompiledRule, RuleKind
 from skillwire.policy.decisions import Reason, ReasonCode
@@ -28,6 +33,7 @@ __all__ = [
     "ProposalConsistency",
     "Validator",
     "holds",
+    "holds_or_fails_closed",
 ]
 
 
@@ -37,9 +43,11 @@ class Findings:
 
     blocks: list[Reason] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    prompts: dict[str, str] = field(default_factory=dict)
     input_reasons: list[Reason] = field(default_factory=list)
     approvals: list[tuple[CompiledRule, Reason]] = field(default_factory=list)
-    waived: set[int] = field(default_factory=set)
+    waived: bool = False
+    """An ``allow`` condition of the tool holds: its waivable rules do not apply."""
 
     def block(self, code: ReasonCode, message: str, rule: CompiledRule | None = None) -> None:
         """Record a blocking reason."""
@@ -47,12 +55,18 @@ class Findings:
             Reason(code, message, rule.text if rule else "", rule.source if rule else None)
         )
 
-    def need(self, fields: list[str], reason: Reason) -> None:
-        """Record fields the user must give."""
+    def need(self, fields: list[str], reason: Reason, prompt: str = "") -> None:
+        """Record fields the user must give (``prompt``: what to ask them with)."""
         for f in fields:
             if f not in self.missing:
                 self.missing.append(f)
+                if prompt:
+                    self.prompts[f] = prompt
         self.input_reasons.append(reason)
+
+    def skips(self, rule: CompiledRule) -> bool:
+        """Whether an ``allow`` exception waives ``rule`` for this call."""
+        return self.waived and rule.waivable
 
 
 class Validator(Protocol):
@@ -65,66 +79,71 @@ class Validator(Protocol):
 
 def holds(rule: CompiledRule, call: GateCall, facts: ToolFacts) -> bool | None:
     """True or False; None when the condition cannot be evaluated yet because it reads
-    a required argument that is still missing. Unconditional rules hold."""
-    if rule.condition is None:
+    a required argument that is still missing. Unconditional rules hold.
+
+    Raises :class:`ConditionEvaluationError` for any other evaluation failure.
+    """
+    condition = rule.condition
+    if condition is None:
         return True
     try:
-        return rule.condition.evaluate(call.variables)
+        return condition.evaluate(call.variables)
     except ConditionEvaluationError:
-        if rule.condition.names & facts.missing_required(call.args):
+        missing = facts.missing_required(call.args)
+        if missing and ("args" in condition.names or not condition.names.isdisjoint(missing)):
             return None
         raise
 
 
-def _fails_closed(rule: CompiledRule, call: GateCall, facts: ToolFacts) -> bool | None:
-    """``holds`` with evaluation errors read as "holds" (fail closed)."""
+def holds_or_fails_closed(rule: CompiledRule, call: GateCall, facts: ToolFacts) -> bool | None:
+    """:func:`holds`, reading an evaluation failure as "holds" (fail closed)."""
     try:
         return holds(rule, call, facts)
     except ConditionEvaluationError:
         return True
 
 
-class Admissibility:
-    """The tool exists, is not ``never``, is not denied, suits the intent and the shell."""
-
-    def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
-        for rule in facts.rules_of(RuleKind.TOOL_DENY):
-            found.block(rule.code, f"{call.tool} is denied", rule)
-        allowed = facts.intent_tools(call.intent)
-        if allowed is not None and facts.name not in allowed:
-            found.block(
-                ReasonCode.TOOL_NOT_FOR_INTENT,
-                f"{call.tool} is not available for intent '{call.intent}'",
-            )
-        for problem in facts.shell_problems(call.args):
-            found.block(ReasonCode.SHELL_NOT_ALLOWED, problem)
-        for rule in facts.rules_of(RuleKind.ALLOW_EXCEPTION):
-            if holds_quietly(rule, call, facts):
-                found.waived.add(id(rule))
-        for rule in facts.rules_of(RuleKind.THRESHOLD):
-            if facts.waived_by_exception(rule, found.waived):
-                continue
-            try:
-                verdict = holds(rule, call, facts)
-            except ConditionEvaluationError as exc:
-                found.block(
-                    ReasonCode.CONDITION_UNEVALUABLE,
-                    f"cannot evaluate "
-                    f"'{rule.condition.source if rule.condition else ''}': {exc}; "
-                    "blocked (fail closed)",
-                    rule,
-                )
-                continue
-            if verdict:
-                found.block(rule.code, rule.text, rule)
-
-
-def holds_quietly(rule: CompiledRule, call: GateCall, facts: ToolFacts) -> bool:
+def holds_for_sure(rule: CompiledRule, call: GateCall, facts: ToolFacts) -> bool:
     """True only when the condition is known to hold (for exceptions: fail closed)."""
     try:
         return holds(rule, call, facts) is True
     except ConditionEvaluationError:
         return False
+
+
+def _unevaluable(exc: Exception, outcome: str) -> str:
+    return f"{exc}; {outcome} (fail closed)"
+
+
+class Admissibility:
+    """The tool may be used at all: not ``never``, not denied, suits the intent and the
+    shell policy, and no deny condition holds."""
+
+    def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
+        found.blocks.extend(facts.static_blocks)
+        if call.intent is not None:
+            allowed = facts.intent_tools.get(call.intent)
+            if allowed is not None and facts.name not in allowed:
+                found.block(
+                    ReasonCode.TOOL_NOT_FOR_INTENT,
+                    f"{facts.name} is not available for intent '{call.intent}'",
+                )
+        for problem in facts.shell_problems(call.args):
+            found.block(ReasonCode.SHELL_NOT_ALLOWED, problem)
+        for rule in facts.rules_of(RuleKind.ALLOW_EXCEPTION):
+            if holds_for_sure(rule, call, facts):
+                found.waived = True
+                break
+        for rule in facts.rules_of(RuleKind.THRESHOLD):
+            if found.skips(rule):
+                continue
+            try:
+                verdict = holds(rule, call, facts)
+            except ConditionEvaluationError as exc:
+                found.block(ReasonCode.CONDITION_UNEVALUABLE, _unevaluable(exc, "blocked"), rule)
+                continue
+            if verdict:
+                found.block(rule.code, rule.text, rule)
 
 
 class Feasibility:
@@ -136,14 +155,15 @@ class Feasibility:
             if missing:
                 found.block(
                     rule.code,
-                    f"{call.tool} cannot run before {', '.join(missing)} has run successfully",
+                    f"{facts.name} cannot run before {', '.join(missing)} "
+                    f"{'has' if len(missing) == 1 else 'have'} run successfully",
                     rule,
                 )
         for rule in facts.rules_of(RuleKind.PRECONDITION):
             try:
                 verdict = holds(rule, call, facts)
             except ConditionEvaluationError as exc:
-                found.block(rule.code, f"precondition cannot be evaluated: {exc}", rule)
+                found.block(rule.code, _unevaluable(exc, "blocked"), rule)
                 continue
             if verdict is False:
                 found.block(rule.code, f"precondition not met: {rule.text}", rule)
@@ -153,53 +173,72 @@ class Institutional:
     """``once_only`` per job or per key, ``permanent`` effects, call limits."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
-        runs = None
-        for rule in facts.rules_of(RuleKind.ONCE_ONLY, RuleKind.PERMANENT, RuleKind.MAX_CALLS):
-            if runs is None:
-                runs = call.succeeded(facts.name)
+        rules = facts.rules_of(RuleKind.ONCE_ONLY)
+        if not rules:
+            return
+        runs = call.runs(facts.name)
+        for rule in rules:
             if rule.kind is RuleKind.MAX_CALLS:
                 if rule.limit is not None and len(runs) >= rule.limit:
                     found.block(
                         rule.code,
-                        f"{call.tool} already ran {len(runs)} times (limit {rule.limit})",
+                        f"{facts.name} already ran {len(runs)} times (limit {rule.limit})",
                         rule,
                     )
                 continue
+            # once_only counts successful runs; a permanent effect may have happened
+            # even when the run reported a failure, so every run counts.
+            counted = runs if rule.kind is RuleKind.PERMANENT else [r for r in runs if r.ok]
             if rule.per is None:
-                if runs:
-                    found.block(rule.code, f"{call.tool} already ran in this job", rule)
-            elif rule.per in call.args and any(
-                r.args.get(rule.per) == call.args[rule.per] for r in runs
-            ):
-                found.block(
-                    rule.code,
-                    f"{call.tool} already ran for {rule.per}={call.args[rule.per]!r}",
-                    rule,
-                )
+                if counted:
+                    found.block(rule.code, f"{facts.name} already ran in this job", rule)
+                continue
+            key = call.args.get(rule.per)
+            if key is None and rule.per in facts.required:
+                continue  # asked for first; checked again with the value
+            if any(same_value(r.args.get(rule.per), key) for r in counted):
+                found.block(rule.code, f"{facts.name} already ran for {rule.per}={key!r}", rule)
 
 
 class EffectSafety:
-    """Declared effects within the skill's ``allowed_state_changes``."""
+    """Declared effects within the skill's ``allowed_state_changes`` (and, when the
+    proposal states the effects it will have, those too)."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
-        for rule in facts.rules_of(RuleKind.EFFECT):
-            found.block(rule.code, rule.text, rule)
+        allowed = facts.skill.allowed_state_changes
+        effects = call.effects
+        if allowed is None or not effects:
+            return  # the tool's declared effects are checked once, in static_blocks
+        for effect in effects:
+            if effect not in allowed:
+                found.block(
+                    ReasonCode.EFFECT_NOT_ALLOWED,
+                    f"the proposal changes '{effect}', which the skill does not allow",
+                )
 
 
 class ProposalConsistency:
     """The proposal's own stated tool or arguments agree with the call it makes."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
-        if call.stated_tool is not None and call.stated_tool not in (call.tool, facts.name):
-            found.block(
-                ReasonCode.INCONSISTENT_PROPOSAL,
-                f"the proposal says it calls {call.stated_tool} but calls {call.tool}",
-            )
+        stated = call.stated_tool
+        if stated is not None and stated not in (call.tool, facts.name):
+            other = facts.skill.tool(stated)
+            if other is None or other.name != facts.name:
+                found.block(
+                    ReasonCode.INCONSISTENT_PROPOSAL,
+                    f"the proposal says it calls {stated} but calls {call.tool}",
+                )
         if call.stated_args is not None:
             for key, value in call.stated_args.items():
-                if key in call.args and call.args[key] != value:
+                given: Any = call.args.get(key)
+                if key not in call.args:
                     found.block(
                         ReasonCode.INCONSISTENT_PROPOSAL,
-                        f"the proposal states "
-                        f"{key}={value!r} but calls with {key}={call.args[key]!r}",
+                        f"the proposal states {key}={value!r} but the call has no {key}",
+                    )
+                elif not same_value(given, value):
+                    found.block(
+                        ReasonCode.INCONSISTENT_PROPOSAL,
+                        f"the proposal states {key}={value!r} but calls with {key}={given!r}",
                     )

@@ -8,6 +8,7 @@ complete arguments, and an approval binds the exact arguments it was given for.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from skillwire.core.conditions import ConditionEvaluationError
@@ -15,19 +16,28 @@ from skillwire.policy.call import GateCall, args_key
 from skillwire.policy.compiler import RuleKind
 from skillwire.policy.decisions import Reason, ReasonCode
 from skillwire.policy.tooling import ToolFacts
-from skillwire.policy.validators import Findings, holds, holds_quietly
+from skillwire.policy.validators import Findings, holds, holds_or_fails_closed
 
 __all__ = ["Approvals", "ArgumentValidation", "RequiredInputs", "lookup_path"]
 
 
-def lookup_path(values: Any, path: str) -> Any:
-    """The value at a dotted ``path`` (``identity.email``) in nested mappings, or None."""
-    node = values
+def lookup_path(values: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted ``path`` (``identity.email``) in nested mappings, or None.
+
+    A key that itself holds the dots (``{"identity.email": ...}``) is found too.
+    """
+    if path in values:
+        return values[path]
+    node: Any = values
     for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
+        if not isinstance(node, Mapping) or part not in node:
             return None
         node = node[part]
     return node
+
+
+def _given(value: Any) -> bool:
+    return value is not None and not (type(value) is str and not value)
 
 
 class ArgumentValidation:
@@ -43,27 +53,17 @@ class RequiredInputs:
     ``require_input`` rules."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
-        skill = facts.skill
-        missing = sorted(facts.missing_required(call.args), key=facts.required.index)
+        missing = facts.missing_required(call.args)
         if missing:
             found.need(
                 missing,
                 Reason(
-                    ReasonCode.MISSING_REQUIRED_INPUT, f"{call.tool} needs {', '.join(missing)}"
+                    ReasonCode.MISSING_REQUIRED_INPUT, f"{facts.name} needs {', '.join(missing)}"
                 ),
             )
-        if not any(run.ok for run in call.history):
-            asked = []
-            for req in skill.required_inputs:
-                leaf = req.path.rsplit(".", 1)[-1]
-                have = (
-                    lookup_path(dict(call.inputs), req.path) is not None
-                    or call.inputs.get(req.path) is not None
-                    or call.args.get(leaf) is not None
-                    or call.entities.get(leaf) is not None
-                )
-                if not have:
-                    asked.append(req.path)
+        required_inputs = facts.skill.required_inputs
+        if required_inputs and not any(run.ok for run in call.history):
+            asked = [req.path for req in required_inputs if not self._has(call, req.path)]
             if asked:
                 found.need(
                     asked,
@@ -73,43 +73,51 @@ class RequiredInputs:
                     ),
                 )
         for rule in facts.rules_of(RuleKind.REQUIRE_INPUT):
-            if not holds_quietly(rule, call, facts) and rule.condition is not None:
+            if not holds_or_fails_closed(rule, call, facts):
                 continue
             wanted = [
                 f
                 for f in rule.fields
-                if call.args.get(f) in (None, "") and lookup_path(dict(call.inputs), f) is None
+                if not _given(call.args.get(f)) and not _given(lookup_path(call.inputs, f))
             ]
             if wanted:
-                found.need(wanted, Reason(rule.code, rule.text, rule.text, rule.source))
+                found.need(wanted, Reason(rule.code, rule.text, rule.text, rule.source), rule.text)
+
+    @staticmethod
+    def _has(call: GateCall, path: str) -> bool:
+        leaf = path.rsplit(".", 1)[-1]
+        return (
+            _given(lookup_path(call.inputs, path))
+            or _given(call.args.get(leaf))
+            or _given(lookup_path(call.entities, path))
+            or _given(call.entities.get(leaf))
+        )
 
 
 class Approvals:
-    """Approval and escalation rules, judged on complete arguments only."""
+    """Approval and escalation rules, judged on complete arguments only; a grant by
+    the rule's role for exactly these arguments satisfies the rule."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
-        if found.missing:
-            return
-        key = None
-        for rule in facts.rules_of(RuleKind.APPROVAL, RuleKind.ESCALATION):
-            if facts.waived_by_exception(rule, found.waived):
+        if found.missing or found.blocks:
+            return  # a blocked or incomplete call is not put to an approver
+        for rule in facts.rules_of(RuleKind.APPROVAL):
+            if found.skips(rule):
                 continue
             try:
                 verdict = holds(rule, call, facts)
             except ConditionEvaluationError as exc:
                 verdict = True
-                message = f"cannot evaluate the condition ({exc}): approval asked (fail closed)"
+                message = f"{exc}; approval asked (fail closed)"
             else:
                 message = rule.text
             if not verdict:
                 continue
-            if key is None:
-                key = args_key(facts.name, call.args)
             approver = rule.approver or facts.skill.policy.default_approver
-            if any(
-                g.role == approver and args_key(facts.name, g.args) == key
+            if call.grants and any(
+                g.role == approver and g.tool == facts.name and args_key(g.tool, g.args) == key
                 for g in call.grants
-                if g.tool in (facts.name, call.tool)
+                for key in (call.key(facts.name),)
             ):
                 continue
             found.approvals.append((rule, Reason(rule.code, message, rule.text, rule.source)))

@@ -8,8 +8,10 @@ with a "did you mean") and blocks that are read but not enforced (info lines).
 from __future__ import annotations
 
 import difflib
+import functools
+import typing
 from collections.abc import Iterator
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -138,37 +140,84 @@ def walk_extras(obj: BaseModel, doc: Document, *, prefix: FieldPath = ()) -> Ite
     yield from _walk(obj, doc, prefix)
 
 
-def _walk(obj: BaseModel, doc: Document, path: FieldPath) -> Iterator[SkillIssue]:
-    fields = type(obj).model_fields
-    for name, value in (obj.model_extra or {}).items():
-        if name.startswith("_"):
-            continue
-        known = list(fields) + [f.alias for f in fields.values() if f.alias]
-        near = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
-        hint = f"did you mean '{near[0]}'?" if near else ""
-        yield SkillIssue(
-            Severity.WARNING,
-            f"unknown key '{name}' is ignored",
-            doc.locate((*path, name)),
-            (*path, name),
-            code="unknown-key",
-            hint=hint,
+class _FieldPlan(NamedTuple):
+    """What the walk does with one field of a model class."""
+
+    name: str
+    key: str
+    """The key as written in the document (the alias, if any)."""
+    not_enforced: bool
+    """The field is read but not enforced: an info line when present."""
+    may_hold_models: bool
+    """The field's type can hold a model (walked into), unless it is informational."""
+
+
+@functools.cache
+def _field_plans(model: type[BaseModel]) -> tuple[_FieldPlan, ...]:
+    """The fields the walk must look at, in declaration order (computed once per class).
+
+    A field that is neither "not enforced" nor able to hold a model (``str``,
+    ``list[str]``, ``Any`` ...) holds no key the walk could report, and is skipped."""
+    plans = []
+    for name, field in model.model_fields.items():
+        plan = _FieldPlan(
+            name,
+            field.alias or name,
+            name in NOT_ENFORCED,
+            name not in _INFORMATIONAL and _mentions_model(field.annotation),
         )
-        del value
-    for name, field in fields.items():
-        key = field.alias or name
-        value = getattr(obj, name)
-        if name in NOT_ENFORCED and _present(value) and key in _raw_keys(doc, path):
+        if plan.not_enforced or plan.may_hold_models:
+            plans.append(plan)
+    return tuple(plans)
+
+
+def _mentions_model(annotation: Any) -> bool:
+    """Whether a field of this type can hold a model (True when unsure)."""
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        return False
+    if origin is Annotated:
+        return _mentions_model(typing.get_args(annotation)[0])
+    if origin is not None:
+        return any(_mentions_model(arg) for arg in typing.get_args(annotation))
+    if annotation is Any or annotation is None or annotation is type(None):
+        return False
+    if isinstance(annotation, type):
+        return issubclass(annotation, BaseModel)
+    return True
+
+
+def _walk(obj: BaseModel, doc: Document, path: FieldPath) -> Iterator[SkillIssue]:
+    extra = obj.__pydantic_extra__
+    if extra:
+        fields = type(obj).model_fields
+        known = list(fields) + [f.alias for f in fields.values() if f.alias]
+        for name in extra:
+            if name.startswith("_"):
+                continue
+            near = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+            hint = f"did you mean '{near[0]}'?" if near else ""
+            yield SkillIssue(
+                Severity.WARNING,
+                f"unknown key '{name}' is ignored",
+                doc.locate((*path, name)),
+                (*path, name),
+                code="unknown-key",
+                hint=hint,
+            )
+    values = obj.__dict__
+    for plan in _field_plans(type(obj)):
+        value = values[plan.name]
+        if plan.not_enforced and _present(value) and plan.key in _raw_keys(doc, path):
             yield SkillIssue(
                 Severity.INFO,
-                f"present, not enforced: {NOT_ENFORCED[name]}",
-                doc.locate((*path, key)),
-                (*path, key),
+                f"present, not enforced: {NOT_ENFORCED[plan.name]}",
+                doc.locate((*path, plan.key)),
+                (*path, plan.key),
                 code="not-enforced",
             )
-        if name in _INFORMATIONAL:
-            continue
-        yield from _walk_value(value, doc, (*path, key))
+        if plan.may_hold_models:
+            yield from _walk_value(value, doc, (*path, plan.key))
 
 
 def _walk_value(value: Any, doc: Document, path: FieldPath) -> Iterator[SkillIssue]:

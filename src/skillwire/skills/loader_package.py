@@ -243,6 +243,7 @@ def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None
     skill._conditions = compiled
     skill._locator = locate
     skill._origin = shown
+    skill._root = folder.resolve()
     report.loaded = True
     return skill, report
 

@@ -53,6 +53,7 @@ def load_single_file(path: Path, display: str | None = None) -> tuple[Skill | No
     skill = skill_from_document(doc, report, default_id=derive_id(path), fmt=fmt)
     if skill is not None:
         skill._origin = name
+        skill._root = path.resolve().parent
     return skill, report
 
 

@@ -94,6 +94,7 @@ def _walk(folder: Path) -> Iterator[tuple[str, Path]]:
 def load_paths(paths: Iterable[Path | str]) -> LoadResult:
     """Load every skill under ``paths``. Never raises for a bad skill: read the report."""
     result = LoadResult()
+    owners: dict[str, Skill] = {}
     found = False
     for kind, path in discover(Path(p) for p in paths):
         found = True
@@ -115,7 +116,7 @@ def load_paths(paths: Iterable[Path | str]) -> LoadResult:
         skill, rep = load_package(path) if kind == "package" else load_single_file(path)
         result.report.skills.append(rep)
         if skill is not None:
-            _admit(skill, rep, result)
+            _admit(skill, rep, result, owners)
     if not found:
         rep = SkillReport(source=", ".join(str(p) for p in paths), format="?")
         rep.add(
@@ -130,8 +131,11 @@ def load_paths(paths: Iterable[Path | str]) -> LoadResult:
     return result
 
 
-def _admit(skill: Skill, rep: SkillReport, result: LoadResult) -> None:
-    """Rules 2 and 3: a later skill with a taken id or tool name is rejected."""
+def _admit(skill: Skill, rep: SkillReport, result: LoadResult, owners: dict[str, Skill]) -> None:
+    """Rules 2 and 3: a later skill with a taken id or tool name is rejected.
+
+    ``owners`` maps every global tool name of the skills admitted so far to its skill;
+    it grows with each admitted skill (kept by the caller, so a load stays linear)."""
     first = result.skills.get(skill.id)
     if first is not None:
         rep.add(
@@ -148,7 +152,6 @@ def _admit(skill: Skill, rep: SkillReport, result: LoadResult) -> None:
         )
         rep.loaded = False
         return
-    owners = {t.name: s for s in result.skills.values() for t in s.tools if _global(s, t.name)}
     clashes = [
         (i, t.name)
         for i, t in enumerate(skill.tools)
@@ -172,6 +175,7 @@ def _admit(skill: Skill, rep: SkillReport, result: LoadResult) -> None:
         rep.loaded = False
         return
     result.skills[skill.id] = skill
+    owners.update((t.name, skill) for t in skill.tools if _global(skill, t.name))
 
 
 def _global(skill: Skill, tool_name: str) -> bool:

@@ -11,6 +11,7 @@ compiled once at load (:meth:`Skill.condition`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr
@@ -307,11 +308,17 @@ class Skill(DomainFile):
     _locator: Callable[[FieldPath], SourceLocation] | None = PrivateAttr(default=None)
     _conditions: dict[FieldPath, Condition] = PrivateAttr(default_factory=dict)
     _origin: str = PrivateAttr(default="")
+    _root: Path | None = PrivateAttr(default=None)
 
     @property
     def origin(self) -> str:
         """The file or folder the skill was loaded from."""
         return self._origin
+
+    @property
+    def root(self) -> Path | None:
+        """The folder of the skill's files (where ``python`` executors find modules)."""
+        return self._root
 
     def locate(self, path: FieldPath) -> SourceLocation:
         """Where a field of this skill was written (file, line, column)."""

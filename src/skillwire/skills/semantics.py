@@ -8,15 +8,15 @@ compiles every condition once, for the runtime to use.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
-
-from jsonschema import Draft202012Validator, SchemaError
 
 from skillwire.conditions import compile_condition
 from skillwire.core.conditions import Condition, ConditionSyntaxError
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
+from skillwire.skills._schema_check import schema_problem
 from skillwire.skills.model import DomainFile
 from skillwire.skills.model_policy import StructuredRule, WorkflowStep
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
@@ -170,14 +170,13 @@ def check_input_schema(tool: Tool, locate: Locate, path: FieldPath) -> Iterator[
     """Rule 4: the tool's input schema is a valid JSON Schema with root ``type: object``."""
     schema = tool.input_schema()
     where: FieldPath = (*path, "inputSchema") if tool.inputSchema is not None else path
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        sub = tuple(str(p) for p in exc.path)
+    problem = schema_problem(schema)
+    if problem is not None:
+        message, sub = problem
         yield _error(
             locate,
             (*where, *sub),
-            f"input schema is not a valid JSON Schema: {exc.message}",
+            f"input schema is not a valid JSON Schema: {message}",
             "invalid-schema",
         )
         return
@@ -305,6 +304,13 @@ def _check_workflows(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
             )
 
 
+@functools.lru_cache(maxsize=4096)
+def _compile(text: str, known: frozenset[str]) -> Condition:
+    """:func:`compile_condition`, once per text and set of names: compiled conditions are
+    immutable and may be shared, and many skills repeat the same few."""
+    return compile_condition(text, known_names=known)
+
+
 def _compile_conditions(
     skill: DomainFile, locate_value: Locate
 ) -> tuple[dict[FieldPath, Condition], list[SkillIssue]]:
@@ -314,7 +320,7 @@ def _compile_conditions(
     for path, text, tool in condition_sites(skill):
         known = RUNTIME_NAMES | (set(tool.input_names()) if tool else all_inputs)
         try:
-            compiled[path] = compile_condition(text, known_names=known)
+            compiled[path] = _compile(text, frozenset(known))
         except ConditionSyntaxError as exc:
             col = f" (column {exc.column} of the condition)" if exc.column else ""
             issues.append(

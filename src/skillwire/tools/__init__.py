@@ -1,1 +1,49 @@
-"""skillwire.tools."""
+"""Executors: how tools run once the gate allows them.
+
+:class:`Executors` picks one by the tool's ``executor.type``: ``python`` and
+``simulate`` run here; ``shell_command``, ``http_request`` and ``mcp`` are declared by
+skills but not executable yet, and a call to one fails with a clear outcome.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from skillwire.core.executor import ToolExecutor, ToolOutcome
+from skillwire.skills.model_tools import Tool
+from skillwire.tools.python_callable import PythonCallableExecutor, resolve_callable
+from skillwire.tools.simulate import SimulatedExecutor, fill_template
+
+__all__ = [
+    "Executors",
+    "PythonCallableExecutor",
+    "SimulatedExecutor",
+    "fill_template",
+    "resolve_callable",
+]
+
+
+class Executors:
+    """Executor by type; replace or add entries to plug in others."""
+
+    def __init__(self, extra: dict[str, ToolExecutor] | None = None) -> None:
+        self.by_type: dict[str, ToolExecutor] = {
+            "python": PythonCallableExecutor(),
+            "simulate": SimulatedExecutor(),
+        }
+        self.by_type.update(extra or {})
+
+    async def execute(
+        self, tool: Tool, args: dict[str, Any], *, idempotency_key: str, skill_root: Path | None
+    ) -> ToolOutcome:
+        """Run ``tool`` with the executor its declaration names."""
+        kind = tool.executor.type if tool.executor is not None else "simulate"
+        executor = self.by_type.get(kind)
+        if executor is None:
+            return ToolOutcome(
+                False, error=f"executor type '{kind}' is not available in this runtime yet"
+            )
+        return await executor.execute(
+            tool, args, idempotency_key=idempotency_key, skill_root=skill_root
+        )

@@ -1,0 +1,149 @@
+"""``skillwire run``, ``resume``, ``jobs`` and ``show``: jobs from the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from skillwire.core.issues import SkillError, UsageError
+from skillwire.engine import JobView, Runtime
+from skillwire.skills.model import Skill
+
+
+def _width() -> int:
+    """The terminal's width, or 140 columns when the output is not a terminal."""
+    import shutil
+
+    return max(100, shutil.get_terminal_size((140, 40)).columns)
+
+
+__all__ = ["parse_pairs", "print_job", "render_timeline", "with_runtime"]
+
+T = TypeVar("T")
+
+
+def parse_pairs(pairs: list[str], option: str) -> dict[str, Any]:
+    """``k=v`` pairs; a value that is JSON (``750``, ``true``, ``"x"``) keeps its type."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"{option} expects key=value, got {pair!r}")
+        try:
+            out[key] = json.loads(raw)
+        except ValueError:
+            out[key] = raw
+    return out
+
+
+def with_runtime(
+    db: Path,
+    model_spec: str | None,
+    job_id: str | None,
+    work: Callable[[Runtime], Awaitable[T]],
+    *,
+    skill: Skill | None = None,
+) -> T:
+    """Build a runtime for the job's skill (a resumed job continues its script), run
+    ``work``, close. Notes about the model choice go to standard error."""
+    from skillwire.assembly import choose_models, make_runtime
+    from skillwire.store import SQLiteJobStore
+
+    async def main() -> T:
+        calls = 0
+        chosen_skill = skill
+        if job_id is not None and db.exists():
+            probe = SQLiteJobStore(db)
+            try:
+                record = await probe.get(job_id)
+            finally:
+                await probe.close()
+            if record is not None:
+                calls = int(record.state.get("model_calls", 0))
+                source = str(record.state.get("skill_source") or "")
+                if chosen_skill is None and source and Path(source).exists():
+                    from skillwire.skills import load_skill
+
+                    chosen_skill = load_skill(source)
+        choice = choose_models(model_spec, skill=chosen_skill, calls_made=calls)
+        for note in choice.notes:
+            Console(stderr=True, highlight=False).print(f"[yellow]note:[/] {note}")
+        runtime = make_runtime(db, choice)
+        try:
+            return await work(runtime)
+        finally:
+            await runtime.store.close()
+
+    return asyncio.run(main())
+
+
+def fail(message: str) -> typer.Exit:
+    """Print an error (no traceback) and return the exit to raise."""
+    Console(stderr=True, highlight=False).print(f"[red]error:[/] {message}")
+    return typer.Exit(2)
+
+
+def guard(action: Callable[[], T]) -> T:
+    """Run a command body; user errors become a message and exit code 2."""
+    try:
+        return action()
+    except SkillError as exc:
+        raise fail("the skill has errors:\n" + "\n".join(str(i) for i in exc.issues)) from None
+    except UsageError as exc:
+        raise fail(str(exc)) from None
+
+
+def print_job(job: JobView, as_json: bool) -> None:
+    """The job as JSON, or a short human summary."""
+    if as_json:
+        typer.echo(json.dumps(job.to_dict(), indent=2, default=str))
+        return
+    console = Console(highlight=False, width=_width())
+    r = job.record
+    console.print(
+        f"job [bold]{r.id}[/]  {r.status}" + (f" ({r.outcome_class})" if r.outcome_class else "")
+    )
+    if r.waiting is not None:
+        console.print("[yellow]waiting:[/]")
+        console.print_json(json.dumps(r.waiting.to_dict(), default=str))
+    if r.reply is not None:
+        console.print(f"[green]reply:[/] {r.reply}")
+    if r.fields:
+        console.print(f"fields: {json.dumps(r.fields, default=str)}")
+
+
+def render_timeline(job: JobView) -> None:
+    """``skillwire show``: stages, decisions with reason codes, model calls."""
+    console = Console(highlight=False, width=_width())
+    print_job(job, as_json=False)
+    table = Table(title="timeline", show_lines=False)
+    for col in ("#", "at", "stage", "event", "reason", "detail"):
+        table.add_column(col, overflow="fold")
+    for e in job.events:
+        table.add_row(str(e.seq), e.at[11:23], e.stage, e.kind, e.reason_code, e.message[:120])
+    console.print(table)
+    calls = Table(title="model calls")
+    for col in ("#", "stage", "model", "prompt chars", "tokens in/out", "ms", "ok"):
+        calls.add_column(col)
+    for c in job.model_calls:
+        tokens = (
+            f"{c.input_tokens if c.input_tokens is not None else '-'}/"
+            f"{c.output_tokens if c.output_tokens is not None else '-'}"
+        )
+        calls.add_row(
+            str(c.seq),
+            c.stage,
+            c.model,
+            str(c.prompt_chars),
+            tokens,
+            f"{c.latency_ms:.1f}",
+            "yes" if c.ok else f"no: {c.error}",
+        )
+    console.print(calls)

@@ -1,0 +1,85 @@
+"""The model adapter (spec 002): a model's reply becomes a proposal, or a retry prompt.
+
+Its only two jobs: parse a reply into a :class:`~skillwire.core.proposal.Proposal`,
+and format the errors of an unusable reply as a retry prompt. No domain logic.
+Tool names are shown to models with dots replaced by ``__`` (some APIs refuse dots).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillwire.core.chat import ChatResponse, ToolCall
+from skillwire.core.proposal import FINAL_ANSWER_TOOL, FinalAnswer, Proposal, ToolProposal
+
+__all__ = ["ModelAdapter", "ParseFailure", "model_tool_name", "tool_name_from_model"]
+
+
+def model_tool_name(name: str) -> str:
+    """The name a model sees for a tool."""
+    return name.replace(".", "__")
+
+
+def tool_name_from_model(name: str) -> str:
+    """The tool name a model's call means."""
+    return name.replace("__", ".")
+
+
+class ParseFailure(Exception):
+    """A reply that is not a usable proposal; ``errors`` say why."""
+
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__("; ".join(errors))
+        self.errors = errors
+
+
+class ModelAdapter:
+    """Parses planner replies; formats retry prompts."""
+
+    def parse(self, response: ChatResponse) -> tuple[Proposal, ToolCall | None]:
+        """The proposal in ``response`` and the tool call it came from.
+
+        Raises :class:`ParseFailure` when the reply calls no tool, calls several, or
+        gives arguments that are not a JSON object.
+        """
+        calls = response.tool_calls
+        if not calls:
+            text = response.text.strip()
+            if not text:
+                raise ParseFailure(["the reply was empty"])
+            raise ParseFailure(
+                [
+                    "the reply called no tool: call a tool, or call "
+                    f"{FINAL_ANSWER_TOOL} with {{answer, fields}} to answer"
+                ]
+            )
+        if len(calls) > 1:
+            names = ", ".join(c.name for c in calls)
+            raise ParseFailure(
+                [f"the reply called {len(calls)} tools ({names}): call exactly one tool per step"]
+            )
+        call = calls[0]
+        if call.arguments is None:
+            raw = call.raw_arguments[:200]
+            raise ParseFailure([f"the arguments of {call.name} are not a JSON object: {raw!r}"])
+        name = tool_name_from_model(call.name)
+        if name == FINAL_ANSWER_TOOL:
+            return self._final(call.arguments), call
+        return ToolProposal(name, dict(call.arguments), call.id, reasoning=response.text), call
+
+    def _final(self, args: dict[str, Any]) -> FinalAnswer:
+        errors = []
+        answer = args.get("answer")
+        fields = args.get("fields", {})
+        if not isinstance(answer, str) or not answer.strip():
+            errors.append(f"{FINAL_ANSWER_TOOL}.answer must be a non-empty string")
+        if not isinstance(fields, dict):
+            errors.append(f"{FINAL_ANSWER_TOOL}.fields must be an object")
+        if errors:
+            raise ParseFailure(errors)
+        return FinalAnswer(str(answer), dict(fields))
+
+    def retry_prompt(self, errors: list[str]) -> str:
+        """The message that asks the model to try again, listing what was wrong."""
+        lines = "\n".join(f"- {e}" for e in errors)
+        return f"Your last reply could not be used:\n{lines}\nReply again with one tool call."

@@ -1,0 +1,236 @@
+"""The finalization gate (spec 000 section 4.4) and the reply polisher (section 4.5).
+
+The output contract is checked mechanically first; only then, when the gate is
+enabled, does a model judge goal coverage and guardrails (one call). A failed gate
+sends the planner back with the reasons, at most ``max_retries`` times, and a retry
+counts only if new evidence was gathered since (a tool ran or the user gave input):
+require-new-evidence is always on. After the last failure the job escalates.
+
+The polisher applies the persona and nothing else: if the polished text drops a value
+of a contract field, the unpolished text is kept and the event says why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillwire.core.chat import ChatMessage, ChatModel
+from skillwire.core.job import JobStatus, OutcomeClass
+from skillwire.core.proposal import FinalAnswer
+from skillwire.engine.prompts import gate_request, polisher_request
+from skillwire.engine.run import JobRun
+
+__all__ = ["ACTION_CODES", "REASON_CODES", "FinalizationGate", "ReplyPolisher"]
+
+REASON_CODES = (
+    "GOAL_NOT_MET",
+    "GUARDRAIL_VIOLATED",
+    "MISSING_REQUIRED_FIELD",
+    "OUTPUT_INCOMPLETE",
+    "TONE_MISMATCH",
+)
+"""The finalization gate's reason codes (spec 000 section 4.4)."""
+
+ACTION_CODES = ("TOOL_CALL", "CLARIFY_USER", "REWRITE", "ESCALATE")
+"""The finalization gate's suggested actions (spec 000 section 4.4)."""
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+class FinalizationGate:
+    """Checks a final answer before it reaches the polisher."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self.model = model
+
+    async def finalize(
+        self, run: JobRun, answer: FinalAnswer, call_id: str, polisher: ReplyPolisher
+    ) -> bool:
+        """True when the job ended (completed or escalated); False to replan."""
+        state = run.state
+        state.draft = {"answer": answer.answer, "fields": answer.fields}
+        run.event("finalize", "final_answer", answer.answer[:200], fields=answer.fields)
+        if (
+            state.evidence_at_last_gate is not None
+            and state.evidence == state.evidence_at_last_gate
+        ):
+            await self._escalate(run, "Replan did not gather new evidence")
+            return True
+        config = run.skill.engine_config().finalization_gate
+        required = run.skill.output_contract.required_fields
+        missing = [f for f in required if _empty(answer.fields.get(f))]
+        reasons: list[dict[str, str]] = [
+            {"code": "MISSING_REQUIRED_FIELD", "detail": f"missing field '{f}'"} for f in missing
+        ]
+        action = "TOOL_CALL"
+        if not missing and config.enabled:
+            verdict = await self._judge(run, answer)
+            if not verdict.get("passed"):
+                reasons = _reasons(verdict) or [
+                    {"code": "OUTPUT_INCOMPLETE", "detail": "the gate did not pass the answer"}
+                ]
+                missing = [m for m in verdict.get("missing_fields") or [] if isinstance(m, str)]
+                suggested = verdict.get("suggested_action")
+                action = suggested if suggested in ACTION_CODES else "TOOL_CALL"
+        elif not config.enabled:
+            run.event(
+                "finalize",
+                "gate_skipped",
+                "finalization gate disabled; output contract checked mechanically",
+                missing_fields=missing,
+            )
+        if not reasons:
+            run.event("finalize", "gate_passed", "the answer passed the finalization gate")
+            await polisher.polish(run, answer)
+            return True
+        codes = sorted({r["code"] for r in reasons})
+        run.event(
+            "finalize",
+            "gate_failed",
+            "; ".join(r["detail"] for r in reasons),
+            reason_code=codes[0],
+            reasons=reasons,
+            suggested_action=action,
+            attempt=state.gate_attempts + 1,
+        )
+        if state.gate_attempts >= config.max_retries:
+            await self._escalate(run, "Finalization Gate failed after max retries")
+            return True
+        if action == "ESCALATE":
+            await self._escalate(run, "the finalization gate asked to escalate")
+            return True
+        state.gate_attempts += 1
+        state.evidence_at_last_gate = state.evidence
+        detail = "; ".join(f"{r['code']}: {r['detail']}" for r in reasons)
+        content = (
+            f"REJECTED by the finalization gate: {detail}. Gather new evidence (call a "
+            "tool, or the platform asks the user) before answering again."
+        )
+        if call_id:
+            state.add_message(ChatMessage("tool", content, tool_call_id=call_id))
+        else:
+            state.add_message(ChatMessage("user", content))
+        if action == "CLARIFY_USER" and missing:
+            state.pause_kind = "clarify"
+            prompt = "Please provide: " + ", ".join(m.replace("_", " ") for m in missing) + "."
+            run.pause(
+                run.new_waiting("CLARIFICATION_REQUIRED", missing, prompt),
+                OutcomeClass.USER_ACTION_REQUIRED,
+            )
+            await run.persist()
+            return True
+        await run.persist()
+        return False
+
+    async def _judge(self, run: JobRun, answer: FinalAnswer) -> dict[str, Any]:
+        from skillwire.engine.pipeline import parse_json_object
+
+        response = await run.call_model(
+            self.model, gate_request(run.skill, answer.answer, answer.fields)
+        )
+        verdict = parse_json_object(response.text)
+        if verdict is None or not isinstance(verdict.get("passed"), bool):
+            run.event(
+                "finalize",
+                "gate_unparsed",
+                "the gate's reply was not a gate result: treated as failed (fail closed)",
+                reply=response.text[:300],
+            )
+            return {
+                "passed": False,
+                "reasons": [{"code": "OUTPUT_INCOMPLETE", "detail": "unreadable gate result"}],
+            }
+        return verdict
+
+    async def _escalate(self, run: JobRun, why: str) -> None:
+        run.event(
+            "finalize",
+            "escalated",
+            why,
+            reason_code=OutcomeClass.FINALIZATION_FAILED,
+            draft=run.state.draft,
+        )
+        run.state.phase = "done"
+        run.record.fields = dict((run.state.draft or {}).get("fields") or {})
+        run.set_status(JobStatus.ESCALATED, OutcomeClass.FINALIZATION_FAILED)
+        await run.persist()
+
+
+def _reasons(verdict: dict[str, Any]) -> list[dict[str, str]]:
+    out = []
+    for item in verdict.get("reasons") or []:
+        if isinstance(item, dict):
+            code = str(item.get("code", "OUTPUT_INCOMPLETE"))
+            out.append(
+                {
+                    "code": code if code in REASON_CODES else "OUTPUT_INCOMPLETE",
+                    "detail": str(item.get("detail", "")),
+                }
+            )
+    return out
+
+
+def _renderings(value: Any) -> list[str]:
+    if isinstance(value, bool) or value is None:
+        return [str(value)]
+    if isinstance(value, int | float):
+        out = [str(value), f"{value:.2f}", f"{value:,.2f}"]
+        if float(value).is_integer():
+            out.append(str(int(value)))
+        return out
+    return [str(value)]
+
+
+def dropped_values(draft: str, polished: str, fields: dict[str, Any]) -> list[str]:
+    """Contract values that appear in ``draft`` but in no form in ``polished``."""
+    dropped = []
+    for name, value in fields.items():
+        forms = _renderings(value)
+        if any(f in draft for f in forms) and not any(f in polished for f in forms):
+            dropped.append(name)
+    return dropped
+
+
+class ReplyPolisher:
+    """Applies the persona to the approved answer (format only, content unchanged)."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self.model = model
+
+    async def polish(self, run: JobRun, answer: FinalAnswer) -> None:
+        """Polish, check, and complete the job."""
+        reply = answer.answer
+        if run.skill.persona_text():
+            response = await run.call_model(self.model, polisher_request(run.skill, answer.answer))
+            polished = response.text.strip()
+            required = {
+                k: v
+                for k, v in answer.fields.items()
+                if k in run.skill.output_contract.required_fields
+            }
+            lost = dropped_values(answer.answer, polished, required)
+            if not polished:
+                run.event(
+                    "polish",
+                    "polish_rejected",
+                    "the polisher returned nothing; the unpolished reply is kept",
+                )
+            elif lost:
+                run.event(
+                    "polish",
+                    "polish_rejected",
+                    f"the polished text dropped {', '.join(lost)}; the unpolished reply is kept",
+                    dropped=lost,
+                )
+            else:
+                reply = polished
+                run.event("polish", "polished", "persona applied")
+        else:
+            run.event("polish", "polish_skipped", "the skill has no persona")
+        run.record.reply = reply
+        run.record.fields = dict(answer.fields)
+        run.state.phase = "done"
+        run.set_status(JobStatus.COMPLETED, OutcomeClass.SUCCESS)
+        await run.persist()

@@ -1,0 +1,426 @@
+"""The stages of a job: detect intent, bootstrap, the planner loop, finalize, polish.
+
+:meth:`Pipeline.advance` moves a job forward until it pauses or ends, persisting at
+every state change. A proposal that paused for input or approval is re-checked by the
+gate on resume without asking the planner again; a paused job spends nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from skillwire.core.chat import ChatMessage, ChatModel, ModelError, ToolCall
+from skillwire.core.job import JobStatus, OutcomeClass
+from skillwire.core.proposal import DoNothing, FinalAnswer, Proposal, ToolProposal
+from skillwire.engine.adapter import ModelAdapter, ParseFailure, model_tool_name
+from skillwire.engine.finalization import FinalizationGate, ReplyPolisher
+from skillwire.engine.prompts import intent_request, planner_request, tool_specs
+from skillwire.engine.run import BudgetExhausted, JobRun
+from skillwire.policy.arguments import FieldCheck
+from skillwire.policy.decisions import Allow, Block, Decision, NeedInput
+from skillwire.policy.workflows import SubGoal, workflows_to_subgoals
+from skillwire.tools import Executors
+
+__all__ = ["Pipeline", "parse_json_object"]
+
+
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object in a reply (a ```json fence allowed), or None."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body.rsplit("```", 1)[0]
+    try:
+        value = json.loads(body)
+    except ValueError:
+        start, end = body.find("{"), body.rfind("}")
+        if start < 0 or end <= start:
+            return None
+        try:
+            value = json.loads(body[start : end + 1])
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+class Pipeline:
+    """Runs jobs forward; shared by every job of a runtime."""
+
+    def __init__(self, model: ChatModel, gate_model: ChatModel, executors: Executors) -> None:
+        self.model = model
+        self.executors = executors
+        self.adapter = ModelAdapter()
+        self.finalizer = FinalizationGate(gate_model)
+        self.polisher = ReplyPolisher(model)
+
+    async def advance(self, run: JobRun) -> None:
+        """Work on the job until it pauses or ends."""
+        try:
+            if run.state.phase == "intent":
+                await self._detect_intent(run)
+            if run.state.phase == "planning":
+                await self._plan(run)
+        except BudgetExhausted as exc:
+            run.event(
+                "engine",
+                "budget_exhausted",
+                str(exc),
+                reason_code=OutcomeClass.ENGINE_BUDGET_EXHAUSTED,
+            )
+            run.set_status(JobStatus.FAILED, OutcomeClass.ENGINE_BUDGET_EXHAUSTED)
+            run.state.phase = "done"
+            await run.persist()
+        except ModelError as exc:
+            run.event(
+                "engine",
+                "model_error",
+                f"{type(exc).__name__}: {exc}",
+                reason_code=OutcomeClass.INTERNAL_ERROR,
+            )
+            run.set_status(JobStatus.FAILED, OutcomeClass.INTERNAL_ERROR)
+            run.state.phase = "done"
+            await run.persist()
+
+    # -- intent -------------------------------------------------------------------
+    async def _detect_intent(self, run: JobRun) -> None:
+        skill = run.skill
+        response = await run.call_model(self.model, intent_request(skill, run.state.message))
+        data = parse_json_object(response.text) or {}
+        intent_id = data.get("intent")
+        intent = next((i for i in skill.intents.supported if i.id == intent_id), None)
+        if intent is None:
+            await self._out_of_domain(run, str(intent_id) if intent_id else "")
+            return
+        entities, rejected = _entities(intent, data.get("entities"))
+        run.state.intent = intent.id
+        run.state.entities = entities
+        run.event(
+            "intent",
+            "intent_detected",
+            intent.id,
+            intent=intent.id,
+            entities=entities,
+            rejected_entities=rejected,
+            confidence=data.get("confidence"),
+        )
+        policy = run.gate.policy
+        run.event(
+            "bootstrap",
+            "bootstrapped",
+            "sub-goals built, rules compiled",
+            subgoals=[g.to_dict() for g in workflows_to_subgoals(skill)],
+            compiled_rules=len(policy.rules),
+            planner_tokens=policy.planner_tokens,
+        )
+        run.state.phase = "planning"
+        run.state.add_message(ChatMessage("user", run.state.message))
+        await run.persist()
+
+    async def _out_of_domain(self, run: JobRun, said: str) -> None:
+        ood = run.skill.intents.resolved_out_of_domain()
+        reply = ood.message or "Sorry, I can't help with that."
+        if ood.suggest_domains:
+            reply += " You may want: " + ", ".join(ood.suggest_domains) + "."
+        run.event(
+            "intent",
+            "out_of_domain",
+            reply,
+            reason_code=OutcomeClass.OUT_OF_DOMAIN,
+            model_said=said,
+            action=ood.action,
+        )
+        run.record.reply = reply
+        run.state.phase = "done"
+        status = JobStatus.ESCALATED if ood.action == "escalate" else JobStatus.COMPLETED
+        run.set_status(status, OutcomeClass.OUT_OF_DOMAIN)
+        await run.persist()
+
+    # -- the planner loop -----------------------------------------------------------
+    async def _plan(self, run: JobRun) -> None:
+        while run.state.phase == "planning":
+            if run.state.pending is not None:
+                waiting_call = ToolProposal.from_dict(run.state.pending)
+                if await self._handle_tool(run, waiting_call):
+                    return
+                continue
+            if run.state.iterations >= run.max_iterations():
+                raise BudgetExhausted(f"iteration budget of {run.max_iterations()} used up")
+            run.state.iterations += 1
+            proposal, call_id = await self._propose(run)
+            if isinstance(proposal, ToolProposal):
+                proposal = ToolProposal(
+                    proposal.tool,
+                    proposal.args,
+                    call_id,
+                    proposal.stated_tool,
+                    proposal.stated_args,
+                    proposal.reasoning,
+                )
+                run.event(
+                    "planner",
+                    "proposal",
+                    f"{proposal.tool}",
+                    tool=proposal.tool,
+                    args=proposal.args,
+                    iteration=run.state.iterations,
+                )
+                if await self._handle_tool(run, proposal):
+                    return
+            elif isinstance(proposal, FinalAnswer):
+                if await self.finalizer.finalize(run, proposal, call_id, self.polisher):
+                    return
+            else:
+                run.event("planner", "do_nothing", proposal.reason, iteration=run.state.iterations)
+                run.state.add_message(
+                    ChatMessage(
+                        "user",
+                        f"No action was taken ({proposal.reason}). Continue with one tool call.",
+                    )
+                )
+                await run.persist()
+
+    async def _propose(self, run: JobRun) -> tuple[Proposal, str]:
+        tools = tool_specs(run.skill, run.gate.policy)
+        retries = 0
+        while True:
+            request = planner_request(
+                run.skill,
+                run.gate.policy,
+                _subgoals(run),
+                _visible_state(run),
+                run.state.messages(),
+                tools,
+                run.skill.engine_config().temperature,
+            )
+            response = await run.call_model(self.model, request)
+            try:
+                proposal, call = self.adapter.parse(response)
+            except ParseFailure as exc:
+                run.event("planner", "parse_error", "; ".join(exc.errors), errors=exc.errors)
+                retries += 1
+                summary = response.text.strip()[:500] or "(a reply that could not be used)"
+                run.state.add_message(ChatMessage("assistant", summary))
+                if retries > run.limits.max_parse_retries:
+                    return DoNothing(f"no usable reply after {retries} tries"), ""
+                run.state.add_message(ChatMessage("user", self.adapter.retry_prompt(exc.errors)))
+                continue
+            call_id = call.id if call and call.id else f"call_{run.state.call_seq}"
+            if call is not None:
+                run.state.add_message(
+                    ChatMessage(
+                        "assistant",
+                        response.text,
+                        (ToolCall(call.name, call.arguments, call.raw_arguments, call_id),),
+                    )
+                )
+            return proposal, call_id
+
+    async def _handle_tool(self, run: JobRun, proposal: ToolProposal) -> bool:
+        """Gate, then execute or pause. True when the job paused."""
+        state = run.state
+        decision = run.gate.check(
+            proposal.tool,
+            proposal.args,
+            context=state.context,
+            entities=state.entities,
+            history=state.runs(),
+            inputs=state.inputs,
+            approvals=state.approvals(),
+            intent=state.intent,
+            stated_tool=proposal.stated_tool,
+            stated_args=proposal.stated_args,
+        )
+        _record_decision(run, decision)
+        if isinstance(decision, Allow):
+            state.pending = None
+            await self._execute(run, proposal, decision)
+            return False
+        if isinstance(decision, Block):
+            state.pending = None
+            text = "; ".join(r.message for r in decision.reasons)
+            _answer_call(
+                run,
+                proposal.call_id,
+                f"BLOCKED by the skill's rules: {text}. The call did not run.",
+            )
+            await run.persist()
+            return False
+        state.pending = proposal.to_dict()
+        if isinstance(decision, NeedInput):
+            state.pause_kind = "input"
+            run.pause(
+                run.new_waiting(
+                    str(decision.reasons[0].code),
+                    list(decision.requested_fields),
+                    decision.prompt,
+                    field_schemas=decision.field_schemas,
+                ),
+                OutcomeClass.USER_ACTION_REQUIRED,
+            )
+        else:
+            state.pause_kind = "approval"
+            reason = "; ".join(dict.fromkeys(r.rule or r.message for r in decision.reasons))
+            prompt = (
+                f"{decision.approver} approval needed: {decision.tool} "
+                f"{json.dumps(decision.args, sort_keys=True)} ({reason})"
+            )
+            run.pause(
+                run.new_waiting(
+                    str(decision.reasons[0].code),
+                    [],
+                    prompt,
+                    tool=decision.tool,
+                    arguments=dict(decision.args),
+                    approver=decision.approver,
+                    reason=reason,
+                ),
+                OutcomeClass.APPROVAL_REQUIRED,
+            )
+        await run.persist()
+        return True
+
+    async def _execute(self, run: JobRun, proposal: ToolProposal, decision: Allow) -> None:
+        state = run.state
+        tool = run.skill.tool(decision.tool)
+        assert tool is not None  # the gate allowed it, so it exists
+        key = f"{run.id}:{len(state.history)}"
+        state.in_flight = {
+            "tool": tool.name,
+            "args": decision.args,
+            "key": key,
+            "call_id": proposal.call_id,
+        }
+        run.event(
+            "execute",
+            "tool_started",
+            tool.name,
+            tool=tool.name,
+            args=decision.args,
+            idempotency_key=key,
+        )
+        await run.persist()
+        await self.run_tool(run, tool.name, decision.args, key, proposal.call_id)
+
+    async def run_tool(
+        self, run: JobRun, name: str, args: dict[str, Any], key: str, call_id: str
+    ) -> None:
+        """Execute an allowed call and record its outcome (also used by recovery)."""
+        state = run.state
+        tool = run.skill.tool(name)
+        assert tool is not None
+        outcome = await self.executors.execute(
+            tool, dict(args), idempotency_key=key, skill_root=run.skill.root
+        )
+        state.in_flight = None
+        state.history.append(
+            {
+                "tool": tool.name,
+                "args": args,
+                "result": outcome.result,
+                "ok": outcome.ok,
+                "error": outcome.error,
+                "state_changes": outcome.state_changes,
+            }
+        )
+        if outcome.ok:
+            state.evidence += 1
+            run.event(
+                "execute",
+                "tool_finished",
+                tool.name,
+                tool=tool.name,
+                result=outcome.result,
+                state_changes=outcome.state_changes,
+            )
+            _answer_call(run, call_id, json.dumps(outcome.result, default=str))
+        else:
+            run.event("execute", "tool_failed", outcome.error, tool=tool.name)
+            _answer_call(run, call_id, f"ERROR: {outcome.error}")
+        await run.persist()
+
+
+def _answer_call(run: JobRun, call_id: str, content: str) -> None:
+    """The tool message that answers the planner's call ``call_id``."""
+    if call_id:
+        run.state.add_message(ChatMessage("tool", content, tool_call_id=call_id))
+    else:
+        run.state.add_message(ChatMessage("user", content))
+
+
+def _record_decision(run: JobRun, decision: Decision) -> None:
+    first = decision.reasons[0] if decision.reasons else None
+    run.event(
+        "gate",
+        "gate_decision",
+        f"{decision.kind}: {decision.tool}",
+        reason_code=str(first.code) if first else "",
+        decision=decision.kind,
+        tool=decision.tool,
+        args=decision.args,
+        reasons=[r.to_dict() for r in decision.reasons],
+    )
+
+
+def _entities(intent: Any, raw: Any) -> tuple[dict[str, Any], list[str]]:
+    """Declared entities with valid values; the names of values refused."""
+    if not isinstance(raw, dict):
+        return {}, []
+    kept: dict[str, Any] = {}
+    rejected: list[str] = []
+    for spec in intent.entities:
+        if spec.name not in raw or raw[spec.name] in (None, ""):
+            continue
+        value = raw[spec.name]
+        if FieldCheck(spec.name, spec.json_schema()).problem(value) is None:
+            kept[spec.name] = value
+        else:
+            rejected.append(spec.name)
+    return kept, rejected
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema: str) -> Draft202012Validator:
+    """A compiled validator for one JSON Schema (given as its JSON text)."""
+    return Draft202012Validator(json.loads(schema))
+
+
+def _subgoals(run: JobRun) -> list[SubGoal]:
+    done = {h["tool"] for h in run.state.history if h.get("ok")}
+    goals = []
+    for goal in workflows_to_subgoals(run.skill):
+        if goal.tool in done:
+            goal = SubGoal(
+                goal.id,
+                goal.intent,
+                goal.depends_on,
+                goal.from_workflow,
+                goal.workflow_required,
+                goal.tool,
+                "done",
+            )
+        goals.append(goal)
+    return goals
+
+
+def _visible_state(run: JobRun) -> dict[str, Any]:
+    state = run.state
+    return {
+        "intent": state.intent,
+        "entities": state.entities,
+        "inputs": state.inputs,
+        "results": [
+            {
+                "tool": h["tool"],
+                "args": h["args"],
+                "ok": h.get("ok", True),
+                "result": h.get("result"),
+                "error": h.get("error", ""),
+            }
+            for h in state.history
+        ],
+        "model_tool_names": {model_tool_name(t.name): t.name for t in run.skill.tools},
+    }

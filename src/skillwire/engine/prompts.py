@@ -1,0 +1,200 @@
+"""The requests each stage sends to a model.
+
+Every planner request carries a ``JOB STATE`` block (JSON) with the sub-goals, entities,
+inputs and tool results, so that any backend, the offline one included, can plan from
+structure rather than prose. The finalization gate's and the polisher's prompts follow
+spec 000 sections 4.4 and 4.5.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from skillwire.core.chat import ChatMessage, ChatRequest, ToolSpec
+from skillwire.core.proposal import FINAL_ANSWER_TOOL
+from skillwire.engine.adapter import model_tool_name
+from skillwire.policy.compiler import CompiledPolicy, RuleKind
+from skillwire.policy.workflows import SubGoal
+from skillwire.skills.model import Skill
+
+__all__ = [
+    "JOB_STATE_MARKER",
+    "final_answer_spec",
+    "gate_request",
+    "intent_request",
+    "planner_request",
+    "polisher_request",
+    "tool_specs",
+]
+
+JOB_STATE_MARKER = "JOB STATE (JSON):"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _full_name(skill: Skill, name: str) -> str:
+    tool = skill.tool(name)
+    return tool.name if tool is not None else name
+
+
+def intent_request(skill: Skill, message: str) -> ChatRequest:
+    """Classify ``message`` into one of the skill's intents and extract entities."""
+    catalog = [
+        {
+            "id": i.id,
+            "description": i.description,
+            "examples": i.examples,
+            "entities": [
+                e.model_dump(
+                    include={"name", "type", "description", "enum", "pattern", "examples"},
+                    exclude_none=True,
+                )
+                for e in i.entities
+            ],
+        }
+        for i in skill.intents.supported
+    ]
+    limits = skill.intents.thresholds
+    thresholds = limits.model_dump(exclude_none=True) if limits else {}
+    system = (
+        "You classify a customer's message into one of the intents below and extract "
+        'entities. Reply with a JSON object {"intent": <intent id or null>, '
+        '"entities": {<name>: <value>}, "confidence": <0..1>}. Use null when the '
+        "message matches no intent. Never invent entity values.\n"
+        f"{JOB_STATE_MARKER}\n{_json({'intents': catalog, 'thresholds': thresholds})}"
+    )
+    return ChatRequest(
+        "intent",
+        (ChatMessage("system", system), ChatMessage("user", message)),
+        response_format="json",
+        temperature=0.0,
+    )
+
+
+def final_answer_spec(skill: Skill) -> ToolSpec:
+    """The built-in ``final_answer`` tool, with the output contract's fields."""
+    required = skill.output_contract.required_fields
+    fields_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {name: {} for name in required},
+    }
+    if required:
+        fields_schema["required"] = list(required)
+    return ToolSpec(
+        FINAL_ANSWER_TOOL,
+        "Answer the user. `answer` is the reply; `fields` holds the output contract's "
+        "fields, filled from tool results.",
+        {
+            "type": "object",
+            "properties": {"answer": {"type": "string"}, "fields": fields_schema},
+            "required": ["answer", "fields"],
+        },
+    )
+
+
+def tool_specs(skill: Skill, policy: CompiledPolicy) -> tuple[ToolSpec, ...]:
+    """Tools offered to the planner: every tool not denied outright, and final_answer."""
+    denied = {
+        name
+        for r in policy.rules
+        if r.kind is RuleKind.TOOL_DENY and r.condition is None
+        for name in r.tools
+    }
+    specs = [
+        ToolSpec(model_tool_name(t.name), t.description or t.name, t.input_schema())
+        for t in skill.tools
+        if t.name not in denied
+    ]
+    return (*specs, final_answer_spec(skill))
+
+
+def planner_request(
+    skill: Skill,
+    policy: CompiledPolicy,
+    subgoals: list[SubGoal],
+    state: dict[str, Any],
+    conversation: list[ChatMessage],
+    tools: tuple[ToolSpec, ...],
+    temperature: float | None,
+) -> ChatRequest:
+    """One planner step: instructions, the job state, and the conversation so far."""
+    parts = [f"You are {skill.role.name or 'an assistant'}."]
+    if skill.problem.statement:
+        parts.append(f"Your job: {skill.problem.statement}")
+    if skill.prompt:
+        parts.append(skill.prompt.strip())
+    if policy.planner_text:
+        parts.append(policy.planner_text)
+    if skill.role.limitations:
+        parts.append("LIMITATIONS:\n" + "\n".join(f"- {x}" for x in skill.role.limitations))
+    parts.append(
+        "Work through the sub-goals in order. Call exactly one tool per step; the platform "
+        "checks every call against the skill's rules and asks the user for anything "
+        "missing: never guess a value. When the goal is met, call "
+        f"{FINAL_ANSWER_TOOL} with the answer and the fields "
+        f"{', '.join(skill.output_contract.required_fields) or '(none)'} taken from tool "
+        "results."
+    )
+    if skill.output_contract.format_hint:
+        parts.append(f"Answer format: {skill.output_contract.format_hint}")
+    intent = next((i for i in skill.intents.supported if i.id == state.get("intent")), None)
+    job_state = {
+        **state,
+        "subgoals": [g.to_dict() for g in subgoals],
+        "required_fields": skill.output_contract.required_fields,
+        "intent_tools": [model_tool_name(_full_name(skill, n)) for n in (intent.tools or [])]
+        if intent
+        else [],
+        "intent_workflow": intent.maps_to_workflow if intent else None,
+        "intent_description": intent.description if intent else "",
+    }
+    messages = (
+        ChatMessage("system", "\n\n".join(parts)),
+        ChatMessage("system", f"{JOB_STATE_MARKER}\n{_json(job_state)}"),
+        *conversation,
+    )
+    return ChatRequest("planner", messages, tools, temperature=temperature)
+
+
+def gate_request(skill: Skill, draft: str, fields: dict[str, Any]) -> ChatRequest:
+    """Spec 000 section 4.4: goal coverage and guardrails, judged on the draft."""
+    guardrails = [
+        f"NEVER: {r if isinstance(r, str) else r.rule}" for r in skill.policy.guardrails.never
+    ]
+    guardrails += [
+        f"ALWAYS: {r if isinstance(r, str) else r.rule}" for r in skill.policy.guardrails.always
+    ]
+    required = skill.output_contract.required_fields
+    prompt = (
+        "You are a Finalization Gate. Validate this response before it goes to the user.\n\n"
+        f"GOAL:\n{skill.problem.statement}\n\n"
+        "GUARDRAILS TO CHECK:\n" + "\n".join(f"- {g}" for g in guardrails) + "\n\n"
+        "REQUIRED FIELDS IN RESPONSE:\n" + "\n".join(f"- {f}" for f in required) + "\n\n"
+        f"DRAFT RESPONSE:\n{draft}\n\nFIELDS:\n{_json(fields)}\n\n"
+        "VALIDATE and return JSON:\n"
+        '{"passed": true/false, "score": 0.0-1.0, "reasons": [{"code": '
+        '"GOAL_NOT_MET|GUARDRAIL_VIOLATED|MISSING_REQUIRED_FIELD|OUTPUT_INCOMPLETE|'
+        'TONE_MISMATCH", "detail": "..."}], "missing_fields": [], "suggested_action": '
+        '"TOOL_CALL|CLARIFY_USER|REWRITE|ESCALATE"}\n\n'
+        "Be strict but fair. Only fail if there's a real problem."
+    )
+    return ChatRequest(
+        "gate", (ChatMessage("user", prompt),), response_format="json", temperature=0.1
+    )
+
+
+def polisher_request(skill: Skill, draft: str) -> ChatRequest:
+    """Spec 000 section 4.5: persona only; the content must not change."""
+    persona = skill.persona_text() or "helpful assistant"
+    style = skill.role.communication_style
+    tone = f"\nTONE: {style.tone}" if style and style.tone else ""
+    prompt = (
+        f"You are a reply formatter.\n\nPERSONA: {persona}{tone}\n\n"
+        "FORMAT this response to be user-friendly. Apply the persona tone.\n"
+        "Do NOT validate or change the content, only format it.\n\n"
+        f"RESPONSE TO FORMAT:\n{draft}\n\nReturn the formatted response text only."
+    )
+    return ChatRequest("polisher", (ChatMessage("user", prompt),), temperature=0.3)

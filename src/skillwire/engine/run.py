@@ -1,0 +1,166 @@
+"""One job being worked on: its record, state, events, and model-call accounting.
+
+A :class:`JobRun` is created for each unit of work (start, resume, recovery) from the
+stored record; every state change adds an event, and :meth:`JobRun.persist` saves the
+record, its new events and model calls in one transaction, checked against the
+version read, so a resume is applied exactly once.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from skillwire.core.chat import ChatModel, ChatRequest, ChatResponse, ModelError
+from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass, Waiting
+from skillwire.core.store import JobStore
+from skillwire.engine.state import JobState
+from skillwire.policy.gate import Gate
+from skillwire.skills.model import Skill
+
+__all__ = ["BudgetExhausted", "EngineLimits", "JobRun", "now"]
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 with microseconds."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+@dataclass(frozen=True)
+class EngineLimits:
+    """Budgets per job, used when the skill's ``engine`` sets none."""
+
+    max_iterations: int = 12
+    max_model_calls: int = 30
+    max_parse_retries: int = 2
+
+
+class BudgetExhausted(Exception):  # noqa: N818 - a control-flow signal
+    """A job ran out of iterations or model calls."""
+
+
+@dataclass
+class JobRun:
+    """The working copy of one job."""
+
+    record: JobRecord
+    state: JobState
+    skill: Skill
+    gate: Gate
+    store: JobStore
+    limits: EngineLimits
+    new_events: list[Event] = field(default_factory=list)
+    new_calls: list[ModelCallRecord] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        """The job id."""
+        return self.record.id
+
+    def event(
+        self, stage: str, kind: str, message: str = "", *, reason_code: str = "", **data: Any
+    ) -> None:
+        """Record a state change (saved with the next :meth:`persist`)."""
+        self.state.event_seq += 1
+        self.new_events.append(
+            Event(self.id, self.state.event_seq, now(), stage, kind, reason_code, message, data)
+        )
+
+    async def persist(self) -> None:
+        """Save the record, new events and model calls as one versioned write."""
+        self.record.state = self.state.to_dict()
+        self.record.updated_at = now()
+        saved = await self.store.save(
+            self.record,
+            expected_version=self.record.version,
+            events=self.new_events,
+            model_calls=self.new_calls,
+        )
+        self.record = saved
+        self.new_events = []
+        self.new_calls = []
+
+    def set_status(self, status: JobStatus, outcome: OutcomeClass | None) -> None:
+        """Change status and outcome (and record it)."""
+        self.record.status = status
+        self.record.outcome_class = outcome
+        self.event(
+            "job",
+            "status",
+            f"{status}" + (f" ({outcome})" if outcome else ""),
+            reason_code=str(outcome or ""),
+            status=str(status),
+        )
+
+    def pause(self, waiting: Waiting, outcome: OutcomeClass) -> None:
+        """Pause with ``waiting``; a paused job spends nothing until resumed."""
+        self.record.waiting = waiting
+        self.set_status(JobStatus.PAUSED, outcome)
+        self.event(
+            "pause",
+            "paused",
+            waiting.prompt_message,
+            reason_code=waiting.reason_code,
+            waiting=waiting.to_dict(),
+        )
+
+    def new_waiting(
+        self, reason_code: str, fields: list[str], prompt: str, **extra: Any
+    ) -> Waiting:
+        """A fresh ``waiting`` object with a new correlation id."""
+        at = now()
+        return Waiting(reason_code, fields, prompt, str(uuid.uuid4()), at, at, **extra)
+
+    def max_iterations(self) -> int:
+        """The iteration budget: the skill's, else the runtime's."""
+        return self.skill.engine_config().max_iterations or self.limits.max_iterations
+
+    def max_model_calls(self) -> int:
+        """The model-call budget: the skill's, else the runtime's."""
+        return self.skill.engine_config().max_model_calls or self.limits.max_model_calls
+
+    async def call_model(self, model: ChatModel, request: ChatRequest) -> ChatResponse:
+        """Call ``model``, counting the call against the budget and recording it."""
+        if self.state.model_calls >= self.max_model_calls():
+            raise BudgetExhausted(f"model-call budget of {self.max_model_calls()} used up")
+        self.state.model_calls += 1
+        self.state.call_seq += 1
+        prompt_chars = sum(len(m.content) for m in request.messages)
+        started = time.perf_counter()
+        try:
+            response = await model.complete(request)
+        except ModelError as exc:
+            self._record_call(model, request, prompt_chars, started, None, str(exc))
+            raise
+        self._record_call(model, request, prompt_chars, started, response, "")
+        return response
+
+    def _record_call(
+        self,
+        model: ChatModel,
+        request: ChatRequest,
+        prompt_chars: int,
+        started: float,
+        response: ChatResponse | None,
+        error: str,
+    ) -> None:
+        latency = (time.perf_counter() - started) * 1000
+        usage = response.usage if response else None
+        self.new_calls.append(
+            ModelCallRecord(
+                self.id,
+                self.state.call_seq,
+                now(),
+                request.stage,
+                (response.model if response and response.model else model.name),
+                prompt_chars,
+                usage.input_tokens if usage else None,
+                usage.output_tokens if usage else None,
+                round(latency, 3),
+                ok=not error,
+                error=error,
+            )
+        )

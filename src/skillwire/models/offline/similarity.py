@@ -1,0 +1,69 @@
+"""Character n-gram TF-IDF similarity: intent detection with nothing downloaded.
+
+Each intent is represented by its examples and description; a message's score for an
+intent is the best cosine similarity to any of them. Character n-grams (3 to 5) are
+robust to inflection, typos and word order, which matters for short messages.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+__all__ = ["NgramIndex", "normalize"]
+
+_KEEP = set("abcdefghijklmnopqrstuvwxyz0123456789 ")
+STOPWORDS = frozenset(
+    ["a", "about", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from", "get", "got", "had", "has", "have", "how", "i", "i'd", "i'm", "im", "is", "it", "it's", "its", "let", "me", "my", "of", "on", "or", "our", "please", "so", "some", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "up", "us", "was", "we", "were", "what", "whats", "what's", "when", "where", "wheres", "which", "who", "why", "will", "with", "would", "you", "your", "yours", "s", "t", "d", "ll", "m", "re", "ve", "just", "also", "into", "out", "over", "want", "wants", "like", "need", "needs", "give", "tell", "show", "help", "hi", "hello"]
+)
+"""Function words left out of the features: they say nothing about intent."""
+
+
+def normalize(text: str) -> str:
+    """Lowercase, letters and digits only, single spaces."""
+    lowered = "".join(ch if ch in _KEEP else " " for ch in text.lower())
+    return " ".join(lowered.split())
+
+
+def ngrams(text: str, sizes: Sequence[int] = (3, 4, 5)) -> Counter[str]:
+    """Character n-grams of the padded content words of ``text`` (also whole words)."""
+    grams: Counter[str] = Counter()
+    for word in normalize(text).split():
+        if word in STOPWORDS:
+            continue
+        padded = f" {word} "
+        grams[f"w:{word}"] += 1
+        for n in sizes:
+            for i in range(max(1, len(padded) - n + 1)):
+                grams[padded[i : i + n]] += 1
+    return grams
+
+
+class NgramIndex:
+    """Labelled documents; :meth:`scores` gives each label's best cosine similarity."""
+
+    def __init__(self, docs: Iterable[tuple[str, str]]) -> None:
+        pairs = [(label, grams) for label, text in docs if (grams := ngrams(text))]
+        df: Counter[str] = Counter()
+        for _, grams in pairs:
+            df.update(grams.keys())
+        total = len(pairs) or 1
+        self.idf = {g: math.log((1 + total) / (1 + n)) + 1.0 for g, n in df.items()}
+        self.docs = [(label, self._vector(grams)) for label, grams in pairs]
+
+    def _vector(self, grams: Counter[str]) -> dict[str, float]:
+        vec = {g: (1 + math.log(c)) * self.idf.get(g, 1.0) for g, c in grams.items()}
+        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+        return {g: v / norm for g, v in vec.items()}
+
+    def scores(self, text: str) -> dict[str, float]:
+        """Label -> best similarity of ``text`` to that label's documents (0 to 1)."""
+        query = self._vector(ngrams(text))
+        best: dict[str, float] = {}
+        for label, vec in self.docs:
+            small, large = (query, vec) if len(query) < len(vec) else (vec, query)
+            score = sum(v * large.get(g, 0.0) for g, v in small.items())
+            if score > best.get(label, -1.0):
+                best[label] = score
+        return best

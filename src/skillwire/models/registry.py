@@ -1,0 +1,74 @@
+"""Building a configured model, and telling whether it is reachable."""
+
+from __future__ import annotations
+
+import os
+
+from skillwire.config import ModelConfig
+from skillwire.core.chat import ChatModel, ModelConfigError
+
+__all__ = ["build_model", "probe_model"]
+
+
+def build_model(config: ModelConfig) -> ChatModel:
+    """The model ``config`` describes; the SDK is imported here, not before."""
+    if config.backend == "offline":
+        from skillwire.models.offline import OfflineModel
+
+        return OfflineModel()
+    key = os.environ.get(config.api_key_env) if config.api_key_env else None
+    if config.api_key_env and not key:
+        raise ModelConfigError(f"set {config.api_key_env} to use {config.backend}:{config.model}")
+    if config.backend == "openai":
+        from skillwire.models.openai_compat import OpenAICompatModel
+
+        return OpenAICompatModel(
+            config.model,
+            base_url=config.base_url,
+            api_key=key,
+            timeout=config.timeout,
+            max_retries=config.max_retries,
+            tool_mode=config.tool_mode,
+        )
+    from skillwire.models.anthropic_backend import AnthropicModel
+
+    return AnthropicModel(
+        config.model,
+        base_url=config.base_url,
+        api_key=key,
+        timeout=config.timeout,
+        max_retries=config.max_retries,
+        max_tokens=config.max_tokens or 1024,
+    )
+
+
+async def probe_model(config: ModelConfig, *, timeout: float = 5.0) -> tuple[bool, str]:
+    """``(reachable, detail)``: lists the server's models; sends no prompt, spends no token."""
+    if config.backend == "offline":
+        return True, "embedded, no network"
+    try:
+        build_model(config)
+    except ModelConfigError as exc:
+        return False, str(exc)
+    import httpx2
+
+    if config.backend == "openai":
+        base = (
+            config.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        ).rstrip("/")
+        key = os.environ.get(config.api_key_env or "OPENAI_API_KEY", "")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+    else:
+        base = (config.base_url or "https://api.anthropic.com").rstrip("/") + "/v1"
+        key = os.environ.get(config.api_key_env or "ANTHROPIC_API_KEY", "")
+        headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
+    try:
+        async with httpx2.AsyncClient(timeout=timeout) as client:
+            response = await client.get(f"{base}/models", headers=headers)
+    except Exception as exc:
+        return False, f"{base}: {type(exc).__name__}: {exc}"
+    if response.status_code in (401, 403):
+        return False, f"{base}: the key was refused ({response.status_code})"
+    if response.status_code >= 400:
+        return False, f"{base}: HTTP {response.status_code}"
+    return True, f"{base}: reachable"

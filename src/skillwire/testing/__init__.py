@@ -1,0 +1,31 @@
+"""Test doubles for :class:`~skillwire.core.chat.ChatModel`, for skill authors and for us.
+
+:class:`ScriptedModel` answers from a script of replies (YAML, JSON or inline), checking
+that each call is for the stage the script expects; :class:`FunctionModel` answers with a
+function the test writes. See ``docs/testing.md``.
+"""
+
+from skillwire.testing.function import ChatFunction, FunctionModel
+from skillwire.testing.scripted import (
+    IncompleteScriptError,
+    ScriptedModel,
+    ScriptedReply,
+    ScriptError,
+    ScriptExhaustedError,
+    ScriptFormat,
+    ScriptFormatError,
+    StageMismatchError,
+)
+
+__all__ = [
+    "ChatFunction",
+    "FunctionModel",
+    "IncompleteScriptError",
+    "ScriptError",
+    "ScriptExhaustedError",
+    "ScriptFormat",
+    "ScriptFormatError",
+    "ScriptedModel",
+    "ScriptedReply",
+    "StageMismatchError",
+]

@@ -1,0 +1,94 @@
+"""The ``python`` executor: a callable named by import path, sync or async.
+
+``callable: "refund_tools:process_refund"`` first looks for ``refund_tools.py`` in the
+skill's folder, then on the import path. Sync callables run in a worker thread so
+they never block other jobs. A callable that accepts ``idempotency_key`` receives it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from skillwire.core.executor import ToolOutcome
+from skillwire.skills.model_tools import PythonExecutor, Tool
+
+__all__ = ["PythonCallableExecutor", "resolve_callable"]
+
+_MODULES: dict[tuple[str, str], ModuleType] = {}
+
+
+def _module(name: str, root: Path | None) -> ModuleType:
+    if root is not None:
+        candidate = root.joinpath(*name.split(".")).with_suffix(".py")
+        if candidate.is_file():
+            key = (str(candidate), name)
+            cached = _MODULES.get(key)
+            if cached is not None:
+                return cached
+            unique = "skillwire_skill_" + hashlib.sha1(str(candidate).encode()).hexdigest()[:12]
+            spec = importlib.util.spec_from_file_location(f"{unique}.{name}", candidate)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot load {candidate}")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module
+            spec.loader.exec_module(module)
+            _MODULES[key] = module
+            return module
+    return importlib.import_module(name)
+
+
+def resolve_callable(path: str, root: Path | None) -> Any:
+    """The object ``module:attr`` names, looked up in the skill's folder first."""
+    module_name, _, attr = path.partition(":")
+    obj: Any = _module(module_name, root)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise TypeError(f"{path} is not callable")
+    return obj
+
+
+class PythonCallableExecutor:
+    """Runs ``python`` executors."""
+
+    async def execute(
+        self, tool: Tool, args: dict[str, Any], *, idempotency_key: str, skill_root: Path | None
+    ) -> ToolOutcome:
+        """Call the function with the arguments as keywords; errors become outcomes."""
+        spec = tool.executor
+        if not isinstance(spec, PythonExecutor):
+            return ToolOutcome(False, error=f"{tool.name} has no python executor")
+        try:
+            fn = resolve_callable(spec.callable, skill_root)
+        except (ImportError, AttributeError, TypeError) as exc:
+            return ToolOutcome(False, error=f"cannot load {spec.callable}: {exc}")
+        kwargs = dict(args)
+        try:
+            params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            params = {}  # type: ignore[assignment]
+        if "idempotency_key" in params or any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
+        ):
+            kwargs["idempotency_key"] = idempotency_key
+        try:
+            if inspect.iscoroutinefunction(fn):
+                result = await fn(**kwargs)
+            else:
+                result = await asyncio.to_thread(fn, **kwargs)
+        except Exception as exc:
+            return ToolOutcome(False, error=f"{type(exc).__name__}: {exc}")
+        try:
+            json.dumps(result)
+        except (TypeError, ValueError) as exc:
+            return ToolOutcome(False, error=f"result of {tool.name} is not JSON: {exc}")
+        return ToolOutcome(True, result=result)
