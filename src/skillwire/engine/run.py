@@ -4,6 +4,19 @@ A :class:`JobRun` is created for each unit of work (start, resume, recovery) fro
 stored record; every state change adds an event, and :meth:`JobRun.persist` saves the
 record, its new events and model calls in one transaction, checked against the
 version read, so a resume is applied exactly once.
+
+When the engine saves (crash safety needs no more than this):
+
+- when a job is created;
+- before the first effect of a run made from a stored record (a resume, a recovery):
+  its first model call or tool run waits for a save, so that of two workers holding the
+  same job only one gets past it (:meth:`JobRun.claim`);
+- before a tool that is not idempotent runs (the in-flight marker), and right after it;
+- at every pause, and at the end.
+
+Everything else (intent, gate decisions, idempotent tools, blocked calls, replans) only
+adds events and model-call records, saved with the next save. A crash loses at most
+that unsaved work: model calls are made again, and only idempotent tools run again.
 """
 
 from __future__ import annotations
@@ -54,6 +67,8 @@ class JobRun:
     limits: EngineLimits
     new_events: list[Event] = field(default_factory=list)
     new_calls: list[ModelCallRecord] = field(default_factory=list)
+    claimed: bool = True
+    """False while a run made from a stored record has not saved yet (see :meth:`claim`)."""
 
     @property
     def id(self) -> str:
@@ -82,6 +97,18 @@ class JobRun:
         self.record = saved
         self.new_events = []
         self.new_calls = []
+        self.claimed = True
+
+    async def claim(self) -> None:
+        """Save now if this run has not saved since it read the job.
+
+        Called before every effect (a model call, a tool run). The save is checked
+        against the version read, so when two workers resume or recover the same job,
+        the second one's claim raises :class:`~skillwire.core.store.VersionConflict`
+        before it has called a model or run a tool.
+        """
+        if not self.claimed:
+            await self.persist()
 
     def set_status(self, status: JobStatus, outcome: OutcomeClass | None) -> None:
         """Change status and outcome (and record it)."""
@@ -126,6 +153,7 @@ class JobRun:
         """Call ``model``, counting the call against the budget and recording it."""
         if self.state.model_calls >= self.max_model_calls():
             raise BudgetExhausted(f"model-call budget of {self.max_model_calls()} used up")
+        await self.claim()
         self.state.model_calls += 1
         self.state.call_seq += 1
         prompt_chars = sum(len(m.content) for m in request.messages)

@@ -9,7 +9,7 @@ counters that budgets and the finalization gate read. Version:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from skillwire.core.chat import ChatMessage, ToolCall
@@ -20,9 +20,16 @@ __all__ = ["JobState", "message_from_dict", "message_to_dict"]
 
 def message_to_dict(message: ChatMessage) -> dict[str, Any]:
     """JSON form of a conversation message."""
-    out = asdict(message)
-    out["tool_calls"] = [asdict(c) for c in message.tool_calls]
-    return out
+    return {
+        "role": message.role,
+        "content": message.content,
+        "tool_calls": [
+            {"name": c.name, "arguments": c.arguments, "raw_arguments": c.raw_arguments,
+             "id": c.id}
+            for c in message.tool_calls
+        ],
+        "tool_call_id": message.tool_call_id,
+    }
 
 
 def message_from_dict(data: dict[str, Any]) -> ChatMessage:
@@ -58,14 +65,14 @@ class JobState:
     call_seq: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return asdict(self)
+        """JSON form: a shallow copy (its values are already plain JSON data), so that
+        saving a job does not deep-copy its conversation every time."""
+        return {name: getattr(self, name) for name in _FIELDS}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JobState:
         """Read the JSON form back (unknown keys are ignored)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        return cls(**{k: v for k, v in data.items() if k in _FIELDS})
 
     def runs(self) -> list[ToolRun]:
         """The tool runs, in the form the gate reads."""
@@ -84,3 +91,6 @@ class JobState:
     def add_message(self, message: ChatMessage) -> None:
         """Append to the planner conversation."""
         self.conversation.append(message_to_dict(message))
+
+
+_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(JobState))

@@ -68,7 +68,7 @@ def args_key(tool: str, args: Mapping[str, Any]) -> str:
     return tool + "\x00" + text
 
 
-@dataclass
+@dataclass(slots=True)
 class GateCall:
     """A proposal being checked, and its lazily built condition variables.
 

@@ -205,7 +205,7 @@ class Gate:
         """History with every tool under its full name (a package's local names and
         tool ids resolved), so order and counts see one name per tool."""
         facts, names = self._facts, self._names
-        if all(run.tool in facts for run in history):
+        if not history or all(run.tool in facts for run in history):
             return history
         return tuple(
             run
@@ -216,6 +216,8 @@ class Gate:
 
     def _canonical_grants(self, grants: Sequence[ApprovalGrant]) -> Sequence[ApprovalGrant]:
         facts, names = self._facts, self._names
+        if not grants:
+            return ()
         return tuple(
             g
             if g.tool in facts or g.tool not in names

@@ -37,6 +37,8 @@ class ToolFacts:
     """Required argument names, in declaration order."""
     static_blocks: tuple[Reason, ...] = ()
     """Reasons that block every call of the tool (denied, effects not allowed)."""
+    shell: bool = False
+    """Whether the tool runs a shell command (the shell policy applies)."""
     _by_kind: dict[RuleKind, tuple[CompiledRule, ...]] = field(default_factory=dict)
     _arguments: ArgumentChecker | None = None
     _schema: dict[str, Any] = field(default_factory=dict)
@@ -61,6 +63,7 @@ class ToolFacts:
             if r.kind is RuleKind.EFFECT
         ]
         self.static_blocks = tuple(blocks)
+        self.shell = isinstance(self.tool.executor, ShellCommandExecutor)
 
     @property
     def name(self) -> str:

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass(slots=True)
 class Findings:
     """What the validators found about one call."""
 
@@ -128,8 +128,9 @@ class Admissibility:
                     ReasonCode.TOOL_NOT_FOR_INTENT,
                     f"{facts.name} is not available for intent '{call.intent}'",
                 )
-        for problem in facts.shell_problems(call.args):
-            found.block(ReasonCode.SHELL_NOT_ALLOWED, problem)
+        if facts.shell:
+            for problem in facts.shell_problems(call.args):
+                found.block(ReasonCode.SHELL_NOT_ALLOWED, problem)
         for rule in facts.rules_of(RuleKind.ALLOW_EXCEPTION):
             if holds_for_sure(rule, call, facts):
                 found.waived = True

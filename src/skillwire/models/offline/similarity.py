@@ -15,7 +15,14 @@ __all__ = ["NgramIndex", "normalize"]
 
 _KEEP = set("abcdefghijklmnopqrstuvwxyz0123456789 ")
 STOPWORDS = frozenset(
-    ["a", "about", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from", "get", "got", "had", "has", "have", "how", "i", "i'd", "i'm", "im", "is", "it", "it's", "its", "let", "me", "my", "of", "on", "or", "our", "please", "so", "some", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "up", "us", "was", "we", "were", "what", "whats", "what's", "when", "where", "wheres", "which", "who", "why", "will", "with", "would", "you", "your", "yours", "s", "t", "d", "ll", "m", "re", "ve", "just", "also", "into", "out", "over", "want", "wants", "like", "need", "needs", "give", "tell", "show", "help", "hi", "hello"]
+    """
+a about am an and any are as at be been but by can could did do does doing for
+from get got had has have how i i'd i'm im is it it's its let me my of on or
+our please so some than that the their them then there these they this those to
+too up us was we were what whats what's when where wheres which who why will
+with would you your yours s t d ll m re ve just also into out over want wants
+like need needs give tell show help hi hello
+""".split()  # noqa: SIM905 - a word list reads best as text
 )
 """Function words left out of the features: they say nothing about intent."""
 
