@@ -31,7 +31,8 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
-	$(BIN)/python -m bench.load_skills
+	for b in load_skills gate job_overhead concurrency offline_intent; do \
+		$(BIN)/python -m bench.$$b || exit 1; done
 
 schemas: $(STAMP)
 	$(BIN)/python -m skillwire.skills.schemas --write schemas

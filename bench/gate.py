@@ -120,21 +120,23 @@ _POLICIES: dict[str, dict[str, Any]] = {
         "conditions": [{"when": "credit > 1000 || credit < 0", "action": "deny"}],
         "max_calls": 2,
     },
-    "cancel_order": {  # once_only + deny on history = 2
+    "cancel_order": {  # once_only + deny = 2
         "once_only": True,
         "conditions": [
             {
-                "when": "history.exists(h, h.tool == 'process_refund' && h.args.order_id == "
-                "order_id)",
+                "when": "has(context.order_state) && context.order_state == 'shipped'",
                 "action": "deny",
-                "message": "a refunded order cannot be cancelled",
+                "message": "a shipped order cannot be cancelled",
             }
         ],
     },
     "update_address": {  # approval = 1
         "conditions": [{"when": "country != 'US'", "action": "require_approval"}],
     },
-    "send_email": {"max_calls": 5},  # 1
+    "send_email": {  # max_calls + deny = 2
+        "max_calls": 5,
+        "conditions": [{"when": "template.startsWith('internal_')", "action": "deny"}],
+    },
     "escalate_ticket": {  # approval + deny = 2
         "conditions": [
             {"when": "severity >= 3", "action": "require_approval", "approver": "manager"},
@@ -151,7 +153,7 @@ _POLICIES: dict[str, dict[str, Any]] = {
         "conditions": [{"when": "plan == 'max'", "action": "require_approval"}],
         "max_calls": 1,
     },
-    "reset_password": {"requires_approval": "always", "once_only": True},  # 2
+    "reset_password": {"requires_approval": "always", "once_only": True},  # 2 (+1 below)
     "schedule_callback": {  # 1
         "conditions": [{"when": "hours > 72 || hours < 1", "action": "deny"}],
     },
@@ -203,7 +205,7 @@ _ALWAYS: list[Any] = [
 ]
 # guardrails: 8 rules.
 
-_WORKFLOWS = [  # 3 + 2 + 1 = 6 order rules
+_WORKFLOWS: list[dict[str, Any]] = [  # 3 + 2 + 1 = 6 order rules
     {
         "name": "refund",
         "steps": ["lookup_customer", "verify_identity", "check_eligibility", "process_refund"],
@@ -216,7 +218,7 @@ _WORKFLOWS = [  # 3 + 2 + 1 = 6 order rules
         "required": True,
     },
 ]
-_APPROVALS = [  # 4
+_APPROVALS: list[dict[str, Any]] = [  # 4
     {"tool_id": "process_refund", "when": "amount > 500", "approver": "supervisor"},
     {"tool_id": "cancel_order", "when": "reason == 'fraud'", "approver": "risk"},
     {"tool_id": "transfer_funds", "conditions": ["amount > 10000"], "approver": "finance"},
@@ -247,6 +249,8 @@ def skill_document() -> dict[str, Any]:
             policy["max_calls"] = _CAPS[name]
         if policy:
             tool["policy"] = policy
+        if name == "reset_password":  # 1
+            tool["preconditions"] = ["context.authenticated == true"]
         tools.append(tool)
     return {
         "id": "bench-gate",
@@ -319,16 +323,26 @@ def _args(rng: random.Random, props: Mapping[str, Mapping[str, Any]]) -> dict[st
     return args
 
 
-def _history(rng: random.Random) -> list[ToolRun]:
+def _run(rng: random.Random, name: str, ok: bool = True) -> ToolRun:
+    props = next(p for n, p, _r in _TOOLS if n == name)
+    args = {arg: _value(rng, arg, schema) for arg, schema in props.items()}
+    result: dict[str, Any] = {"ok": True}
+    if name == "check_eligibility":
+        result = {"eligible": True, "total": rng.choice((100, 900.0, 5000))}
+    return ToolRun(name, args, result, ok=ok)
+
+
+def _history(rng: random.Random) -> tuple[list[ToolRun], str | None]:
+    """A job's history so far, and (half the time) the workflow step that comes next."""
     runs: list[ToolRun] = []
-    for _ in range(rng.choice((0, 0, 1, 2, 3, 4, 6, 8, 12))):
-        name, props, _required = rng.choice(_TOOLS[:13])
-        args = {arg: _value(rng, arg, schema) for arg, schema in props.items()}
-        result: dict[str, Any] = {"ok": True}
-        if name == "check_eligibility":
-            result = {"eligible": True, "total": rng.choice((100, 900.0, 5000))}
-        runs.append(ToolRun(name, args, result, ok=rng.random() > 0.1))
-    return runs
+    for _ in range(rng.choice((0, 0, 1, 1, 2, 2, 3, 4, 5, 6, 8, 10))):
+        runs.append(_run(rng, rng.choice(_TOOLS[:13])[0], ok=rng.random() > 0.1))
+    if rng.random() < 0.5:
+        steps = [s for s in rng.choice(_WORKFLOWS)["steps"] if any(s == t[0] for t in _TOOLS)]
+        done = rng.randrange(len(steps))
+        runs += [_run(rng, step) for step in steps[:done]]
+        return runs, steps[done]
+    return runs, None
 
 
 def proposals(count: int, seed: int = 7) -> list[Proposal]:
@@ -339,14 +353,22 @@ def proposals(count: int, seed: int = 7) -> list[Proposal]:
         if rng.random() < 0.03:
             out.append(Proposal("wipe_database", {"all": True}, (), {}, (), None))
             continue
-        name, props, _required = rng.choice(_TOOLS)
+        history, next_step = _history(rng)
+        name, props, _required = (
+            next(t for t in _TOOLS if t[0] == next_step) if next_step else rng.choice(_TOOLS)
+        )
         args = _args(rng, props)
-        history = _history(rng)
         grants: tuple[ApprovalGrant, ...] = ()
         if rng.random() < 0.2:
             grants = (ApprovalGrant(name, dict(args), rng.choice(("supervisor", "finance"))),)
-        context = {"tier": rng.choice(("vip", "basic")), "after_hours": rng.random() < 0.2}
-        intent = rng.choice((None, None, "refund", "status"))
+        context: dict[str, Any] = {
+            "tier": rng.choice(("vip", "basic")),
+            "after_hours": rng.random() < 0.2,
+            "authenticated": rng.random() < 0.8,
+        }
+        if rng.random() < 0.3:
+            context["order_state"] = rng.choice(("shipped", "packed"))
+        intent = rng.choice((None, None, None, "refund", "status"))
         out.append(Proposal(name, args, history, context, grants, intent))
     return out
 
@@ -356,31 +378,24 @@ def _percentile(sorted_ns: Sequence[int], fraction: float) -> float:
     return sorted_ns[index] / 1000
 
 
-def run(decisions: int = 50_000, distinct: int = 5_000) -> dict[str, Any]:
-    """Build the gate, warm it up, time ``decisions`` checks; the result line as a dict."""
+def run(distinct: int = 10_000, rounds: int = 5) -> dict[str, Any]:
+    """Build the gate, warm it up, time ``rounds`` passes over ``distinct`` proposals.
+
+    Each proposal's time is the least of its ``rounds`` timings (as ``timeit`` advises:
+    a larger one is another process taking the CPU, not the gate's work); the
+    percentiles are over proposals. ``decisions_per_s`` is from the fastest pass.
+    """
     with tempfile.TemporaryDirectory(prefix="skillwire-bench-gate-") as tmp:
         gate = build_gate(Path(tmp))
     cases = proposals(distinct)
     kinds: Counter[str] = Counter()
-    for p in cases:  # warm-up, and the mix of decisions the timed loop sees
-        kinds[
-            gate.check(
-                p.tool,
-                p.args,
-                context=p.context,
-                history=p.history,
-                approvals=p.approvals,
-                intent=p.intent,
-            ).kind
-        ] += 1
-    timings: list[int] = []
-    clock = time.perf_counter_ns
-    check = gate.check
-    start = clock()
-    for i in range(decisions):
-        p = cases[i % distinct]
-        t0 = clock()
-        check(
+    reads_history = {
+        t
+        for t in gate.tools
+        if any(r.condition and "history" in r.condition.names for r in gate.policy.for_tool(t))
+    }
+    for p in cases:  # warm-up, and the mix of decisions the timed passes see
+        decision = gate.check(
             p.tool,
             p.args,
             context=p.context,
@@ -388,17 +403,41 @@ def run(decisions: int = 50_000, distinct: int = 5_000) -> dict[str, Any]:
             approvals=p.approvals,
             intent=p.intent,
         )
-        timings.append(clock() - t0)
-    total_s = (clock() - start) / 1e9
-    timings.sort()
+        kinds[decision.kind] += 1
+    best = [2**62] * len(cases)
+    fastest_pass = float("inf")
+    clock = time.perf_counter_ns
+    check = gate.check
+    for _ in range(rounds):
+        start = clock()
+        for i, p in enumerate(cases):
+            t0 = clock()
+            check(
+                p.tool,
+                p.args,
+                context=p.context,
+                history=p.history,
+                approvals=p.approvals,
+                intent=p.intent,
+            )
+            spent = clock() - t0
+            best[i] = min(best[i], spent)
+        fastest_pass = min(fastest_pass, (clock() - start) / 1e9)
+    timings = sorted(best)
+    history_timings = sorted(
+        b for b, p in zip(best, cases, strict=True) if p.tool in reads_history and p.history
+    )
     return {
         "bench": "gate",
         "rules": len(gate.policy.rules),
         "tools": len(gate.tools),
-        "decisions": decisions,
+        "decisions": distinct * rounds,
         "p50_us": round(_percentile(timings, 0.50), 2),
         "p99_us": round(_percentile(timings, 0.99), 2),
-        "decisions_per_s": round(decisions / total_s),
+        "decisions_per_s": round(distinct / fastest_pass),
+        "p99_us_history_conditions": round(_percentile(history_timings, 0.99), 2)
+        if history_timings
+        else None,
         "kinds": dict(sorted(kinds.items())),
         "python": platform.python_version(),
     }
@@ -407,9 +446,10 @@ def run(decisions: int = 50_000, distinct: int = 5_000) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     """Print the benchmark's JSON line; exit 1 unless the skill has exactly 50 rules."""
     parser = argparse.ArgumentParser(prog="python -m bench.gate", description=__doc__)
-    parser.add_argument("--decisions", type=int, default=50_000, help="timed decisions")
+    parser.add_argument("--proposals", type=int, default=10_000, help="distinct proposals")
+    parser.add_argument("--rounds", type=int, default=5, help="timed passes over them")
     args = parser.parse_args(argv)
-    line = run(args.decisions)
+    line = run(args.proposals, args.rounds)
     print(json.dumps(line))
     return 0 if line["rules"] == 50 and line["tools"] == 20 else 1
 

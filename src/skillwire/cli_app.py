@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -123,13 +123,15 @@ def resume(
         if not (approve or deny or input_pairs):
             raise UsageError("give --input key=value, --approve --as ROLE or --deny --as ROLE")
         values = parse_pairs(input_pairs or [], "--input") if input_pairs else None
-        decision = "approve" if approve else "deny" if deny else None
+        decision: Literal["approve", "deny"] | None = (
+            "approve" if approve else "deny" if deny else None
+        )
         job = with_runtime(
             _db(db),
             model,
             job_id,
             lambda rt: rt.resume(job_id, input=values, approval=decision, role=as_role),
-        )  # type: ignore[arg-type]
+        )
         print_job(job, as_json)
 
     guard(body)

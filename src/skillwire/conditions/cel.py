@@ -101,8 +101,8 @@ class CelCondition:
             return self._constant
         try:
             values = {name: variables[name] for name in self._required}
-        except KeyError:
-            missing = next(name for name in self._required if name not in variables)
+        except KeyError as exc:
+            missing = next((name for name in self._required if name not in variables), exc)
             raise ConditionEvaluationError(
                 f"cannot evaluate `{self.source}`: `{missing}` has no value"
             ) from None

@@ -25,7 +25,7 @@ def tool_name_from_model(name: str) -> str:
     return name.replace("__", ".")
 
 
-class ParseFailure(Exception):
+class ParseFailure(Exception):  # noqa: N818 - a signal the pipeline handles
     """A reply that is not a usable proposal; ``errors`` say why."""
 
     def __init__(self, errors: list[str]) -> None:

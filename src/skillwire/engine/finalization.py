@@ -36,7 +36,7 @@ ACTION_CODES = ("TOOL_CALL", "CLARIFY_USER", "REWRITE", "ESCALATE")
 
 
 def _empty(value: Any) -> bool:
-    return value is None or value == "" or value == [] or value == {}
+    return value is None or value in ("", [], {})
 
 
 class FinalizationGate:
@@ -121,7 +121,6 @@ class FinalizationGate:
             )
             await run.persist()
             return True
-        await run.persist()
         return False
 
     async def _judge(self, run: JobRun, answer: FinalAnswer) -> dict[str, Any]:

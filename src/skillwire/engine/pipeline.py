@@ -1,17 +1,17 @@
 """The stages of a job: detect intent, bootstrap, the planner loop, finalize, polish.
 
-:meth:`Pipeline.advance` moves a job forward until it pauses or ends, persisting at
-every state change. A proposal that paused for input or approval is re-checked by the
-gate on resume without asking the planner again; a paused job spends nothing.
+:meth:`Pipeline.advance` moves a job forward until it pauses or ends. Every state
+change is an event; the job is saved where crash safety needs it (see
+:mod:`skillwire.engine.run`): around a tool that is not idempotent, at every pause, at
+the end. A proposal that paused for input or approval is re-checked by the gate on
+resume without asking the planner again; a paused job spends nothing.
 """
 
 from __future__ import annotations
 
-import functools
 import json
+from dataclasses import replace
 from typing import Any
-
-from jsonschema import Draft202012Validator
 
 from skillwire.core.chat import ChatMessage, ChatModel, ModelError, ToolCall
 from skillwire.core.job import JobStatus, OutcomeClass
@@ -118,7 +118,6 @@ class Pipeline:
         )
         run.state.phase = "planning"
         run.state.add_message(ChatMessage("user", run.state.message))
-        await run.persist()
 
     async def _out_of_domain(self, run: JobRun, said: str) -> None:
         ood = run.skill.intents.resolved_out_of_domain()
@@ -168,6 +167,7 @@ class Pipeline:
                     args=proposal.args,
                     iteration=run.state.iterations,
                 )
+                proposal = _with_given_inputs(run, proposal)
                 if await self._handle_tool(run, proposal):
                     return
             elif isinstance(proposal, FinalAnswer):
@@ -181,7 +181,6 @@ class Pipeline:
                         f"No action was taken ({proposal.reason}). Continue with one tool call.",
                     )
                 )
-                await run.persist()
 
     async def _propose(self, run: JobRun) -> tuple[Proposal, str]:
         tools = tool_specs(run.skill, run.gate.policy)
@@ -247,7 +246,6 @@ class Pipeline:
                 proposal.call_id,
                 f"BLOCKED by the skill's rules: {text}. The call did not run.",
             )
-            await run.persist()
             return False
         state.pending = proposal.to_dict()
         if isinstance(decision, NeedInput):
@@ -284,34 +282,32 @@ class Pipeline:
         return True
 
     async def _execute(self, run: JobRun, proposal: ToolProposal, decision: Allow) -> None:
-        state = run.state
         tool = run.skill.tool(decision.tool)
         assert tool is not None  # the gate allowed it, so it exists
-        key = f"{run.id}:{len(state.history)}"
-        state.in_flight = {
-            "tool": tool.name,
-            "args": decision.args,
-            "key": key,
-            "call_id": proposal.call_id,
-        }
-        run.event(
-            "execute",
-            "tool_started",
-            tool.name,
-            tool=tool.name,
-            args=decision.args,
-            idempotency_key=key,
-        )
-        await run.persist()
+        key = f"{run.id}:{len(run.state.history)}"
         await self.run_tool(run, tool.name, decision.args, key, proposal.call_id)
 
     async def run_tool(
         self, run: JobRun, name: str, args: dict[str, Any], key: str, call_id: str
     ) -> None:
-        """Execute an allowed call and record its outcome (also used by recovery)."""
+        """Execute an allowed call and record its outcome (also used by recovery).
+
+        A tool that is not idempotent runs only after the job is saved with the call
+        marked in flight, and the job is saved again right after it: a crash in between
+        leaves the marker, and recovery asks an operator rather than run it twice. An
+        idempotent tool's run is saved with the next save.
+        """
         state = run.state
         tool = run.skill.tool(name)
         assert tool is not None
+        state.in_flight = {"tool": tool.name, "args": args, "key": key, "call_id": call_id}
+        run.event(
+            "execute", "tool_started", tool.name, tool=tool.name, args=args, idempotency_key=key
+        )
+        if tool.idempotent:
+            await run.claim()
+        else:
+            await run.persist()
         outcome = await self.executors.execute(
             tool, dict(args), idempotency_key=key, skill_root=run.skill.root
         )
@@ -340,7 +336,8 @@ class Pipeline:
         else:
             run.event("execute", "tool_failed", outcome.error, tool=tool.name)
             _answer_call(run, call_id, f"ERROR: {outcome.error}")
-        await run.persist()
+        if not tool.idempotent:
+            await run.persist()
 
 
 def _answer_call(run: JobRun, call_id: str, content: str) -> None:
@@ -349,6 +346,34 @@ def _answer_call(run: JobRun, call_id: str, content: str) -> None:
         run.state.add_message(ChatMessage("tool", content, tool_call_id=call_id))
     else:
         run.state.add_message(ChatMessage("user", content))
+
+
+def _absent(value: Any) -> bool:
+    return value is None or value == ""
+
+
+def _with_given_inputs(run: JobRun, proposal: ToolProposal) -> ToolProposal:
+    """The proposal with required arguments it lacks taken from input the user gave.
+
+    The user is asked for a value once per job: when the planner later leaves out an
+    argument the user already gave, the platform fills it in rather than ask again.
+    """
+    inputs = run.state.inputs
+    tool = run.skill.tool(proposal.tool) if inputs else None
+    if tool is None:
+        return proposal
+    required = tool.input_schema().get("required") or []
+    filled = {
+        name: inputs[name]
+        for name in required
+        if name in inputs and _absent(proposal.args.get(name))
+    }
+    if not filled:
+        return proposal
+    run.event(
+        "planner", "inputs_applied", ", ".join(sorted(filled)), tool=proposal.tool, inputs=filled
+    )
+    return replace(proposal, args={**proposal.args, **filled})
 
 
 def _record_decision(run: JobRun, decision: Decision) -> None:
@@ -382,28 +407,12 @@ def _entities(intent: Any, raw: Any) -> tuple[dict[str, Any], list[str]]:
     return kept, rejected
 
 
-@functools.lru_cache(maxsize=256)
-def _validator(schema: str) -> Draft202012Validator:
-    """A compiled validator for one JSON Schema (given as its JSON text)."""
-    return Draft202012Validator(json.loads(schema))
-
-
 def _subgoals(run: JobRun) -> list[SubGoal]:
     done = {h["tool"] for h in run.state.history if h.get("ok")}
-    goals = []
-    for goal in workflows_to_subgoals(run.skill):
-        if goal.tool in done:
-            goal = SubGoal(
-                goal.id,
-                goal.intent,
-                goal.depends_on,
-                goal.from_workflow,
-                goal.workflow_required,
-                goal.tool,
-                "done",
-            )
-        goals.append(goal)
-    return goals
+    return [
+        replace(goal, status="done") if goal.tool in done else goal
+        for goal in workflows_to_subgoals(run.skill)
+    ]
 
 
 def _visible_state(run: JobRun) -> dict[str, Any]:

@@ -8,6 +8,10 @@
 Pauses own nothing: a paused job is a stored record, and any runtime with the same
 store can resume it. A resume is applied exactly once (the save is checked against
 the version read), and a crashed job is continued by :meth:`Runtime.recover`.
+
+``start``, ``resume`` and ``recover`` return the job with its events and model calls
+(two more reads of the store); pass ``detail=False`` for the record alone, as the
+engine holds it, with no read at all.
 """
 
 from __future__ import annotations
@@ -40,11 +44,17 @@ SkillResolver = Callable[[JobRecord], Skill]
 
 @dataclass
 class JobView:
-    """A job as callers see it: the record with its events and model calls."""
+    """A job as callers see it: the record with its events and model calls.
+
+    ``detailed`` is False for a summary (``detail=False``): then ``events`` and
+    ``model_calls`` are empty because they were not read, and :meth:`to_dict` leaves
+    them out.
+    """
 
     record: JobRecord
     events: list[Event]
     model_calls: list[ModelCallRecord]
+    detailed: bool = True
 
     @property
     def id(self) -> str:
@@ -57,9 +67,10 @@ class JobView:
         return self.record.status
 
     def to_dict(self) -> dict[str, Any]:
-        """``id, status, outcome_class, waiting, reply, fields, events, model_calls``."""
+        """``id, status, outcome_class, waiting, reply, fields, events, model_calls``
+        (the last two only when ``detailed``)."""
         r = self.record
-        return {
+        out: dict[str, Any] = {
             "id": r.id,
             "skill_id": r.skill_id,
             "owner": r.owner,
@@ -71,9 +82,11 @@ class JobView:
             "created_at": r.created_at,
             "updated_at": r.updated_at,
             "version": r.version,
-            "events": [e.to_dict() for e in self.events],
-            "model_calls": [c.to_dict() for c in self.model_calls],
         }
+        if self.detailed:
+            out["events"] = [e.to_dict() for e in self.events]
+            out["model_calls"] = [c.to_dict() for c in self.model_calls]
+        return out
 
 
 class Runtime:
@@ -121,6 +134,7 @@ class Runtime:
         return skill
 
     def _run(self, record: JobRecord, skill: Skill) -> JobRun:
+        """A run of a stored job: it must save before its first effect (``claimed``)."""
         return JobRun(
             record,
             JobState.from_dict(record.state),
@@ -128,6 +142,7 @@ class Runtime:
             self.gate_for(skill),
             self.store,
             self.limits,
+            claimed=False,
         )
 
     async def start(
@@ -137,8 +152,12 @@ class Runtime:
         *,
         context: Mapping[str, Any] | None = None,
         owner: str | None = None,
+        detail: bool = True,
     ) -> JobView:
-        """Create a job for ``message`` and run it until it pauses or ends."""
+        """Create a job for ``message`` and run it until it pauses or ends.
+
+        The job is stored before any model is called, so a crash never loses it.
+        """
         if not message.strip():
             raise UsageError("the message is empty")
         self._known.setdefault(skill.id, skill)
@@ -162,16 +181,29 @@ class Runtime:
         run.record.state = run.state.to_dict()
         run.record = await self.store.create(run.record, run.new_events)
         run.new_events = []
+        run.claimed = True
         await self.pipeline.advance(run)
-        return await self.view(run.id)
+        return await self._outcome(run, detail)
 
-    async def view(self, job_id: str) -> JobView:
-        """The job with its events and model calls."""
+    async def view(self, job_id: str, *, detail: bool = True) -> JobView:
+        """The job, with its events and model calls unless ``detail`` is False."""
         record = await self.store.get(job_id)
         if record is None:
             raise NotFoundError(f"no job '{job_id}'")
+        if not detail:
+            return JobView(record, [], [], detailed=False)
         return JobView(
             record, await self.store.events(job_id), await self.store.model_calls(job_id)
+        )
+
+    async def _outcome(self, run: JobRun, detail: bool) -> JobView:
+        """The job as this run left it: the record in hand, events read only if asked."""
+        if run.new_events or run.new_calls:
+            await run.persist()  # every way out saves; this only guards against a slip
+        if not detail:
+            return JobView(run.record, [], [], detailed=False)
+        return JobView(
+            run.record, await self.store.events(run.id), await self.store.model_calls(run.id)
         )
 
     async def resume(
@@ -182,6 +214,7 @@ class Runtime:
         approval: Literal["approve", "deny"] | None = None,
         role: str | None = None,
         correlation_id: str | None = None,
+        detail: bool = True,
     ) -> JobView:
         """Give a paused job what it waits for, and run it on.
 
@@ -205,11 +238,11 @@ class Runtime:
             elif run.state.pause_kind == "operator":
                 await self._operator(run, input, role)
             elif not await self._give_input(run, input):
-                return await self.view(job_id)
+                return await self._outcome(run, detail)
             await self.pipeline.advance(run)
         except VersionConflict as exc:
             raise ConflictError(f"job {job_id} changed meanwhile (resumed twice?)") from exc
-        return await self.view(job_id)
+        return await self._outcome(run, detail)
 
     async def _give_input(self, run: JobRun, values: Mapping[str, Any] | None) -> bool:
         waiting = run.record.waiting
@@ -315,7 +348,9 @@ class Runtime:
         outcome = (values or {}).get("outcome")
         if outcome not in ("ran", "not_run"):
             raise UsageError("give outcome=ran (the tool did run) or outcome=not_run (run it)")
-        flight = run.state.in_flight or {}
+        flight = run.state.in_flight
+        if flight is None:
+            raise ConflictError(f"job {run.id} has no interrupted tool call")
         run.event(
             "resume",
             "operator_decided",
@@ -339,6 +374,8 @@ class Runtime:
             _answer_call(run, str(flight.get("call_id", "")), '{"recovered": true}')
         self._unpause(run)
         if outcome == "not_run":
+            # run_tool saves (status running, call in flight) before the tool runs again,
+            # so a crash during this run leads to the operator once more, never a rerun
             await self.pipeline.run_tool(
                 run, flight["tool"], flight["args"], flight["key"], str(flight.get("call_id", ""))
             )
@@ -348,18 +385,19 @@ class Runtime:
         run.state.pause_kind = None
         run.set_status(JobStatus.RUNNING, None)
 
-    async def recover(self, job_id: str) -> JobView:
+    async def recover(self, job_id: str, *, detail: bool = True) -> JobView:
         """Continue a job a crash left ``queued`` or ``running``.
 
-        A tool that started but did not finish is run again only if it declares
-        ``idempotent: true``; otherwise the job pauses for an operator
-        (``OPERATOR_ACTION_REQUIRED``).
+        The job goes on from its last save. A tool that started but did not finish is
+        run again only if it declares ``idempotent: true``; otherwise the job pauses for
+        an operator (``OPERATOR_ACTION_REQUIRED``), who resumes it with ``outcome=ran``
+        or ``outcome=not_run``. Raises ConflictError if another worker took the job.
         """
         record = await self.store.get(job_id)
         if record is None:
             raise NotFoundError(f"no job '{job_id}'")
         if record.status not in (JobStatus.QUEUED, JobStatus.RUNNING):
-            return await self.view(job_id)
+            return await self.view(job_id, detail=detail)
         run = self._run(record, self._skill_of(record))
         run.event("job", "recovered", "continuing after an interruption")
         flight = run.state.in_flight
@@ -398,17 +436,28 @@ class Runtime:
                     )
                     run.pause(waiting, OutcomeClass.OPERATOR_ACTION_REQUIRED)
                     await run.persist()
-                    return await self.view(job_id)
+                    return await self._outcome(run, detail)
             await self.pipeline.advance(run)
         except VersionConflict as exc:
             raise ConflictError(f"job {job_id} is being worked on elsewhere") from exc
-        return await self.view(job_id)
+        return await self._outcome(run, detail)
 
     async def recover_all(self) -> list[str]:
-        """Recover every job left queued or running; the ids recovered."""
-        ids = []
+        """Recover every job left queued or running; the ids recovered.
+
+        Jobs another worker holds (a ConflictError) are skipped and not listed.
+        """
+        stranded: list[str] = []
         for status in (JobStatus.QUEUED, JobStatus.RUNNING):
-            for record in await self.store.list(status=status, limit=10_000):
-                await self.recover(record.id)
-                ids.append(record.id)
+            offset = 0
+            while page := await self.store.list(status=status, limit=500, offset=offset):
+                stranded.extend(r.id for r in page)
+                offset += len(page)
+        ids = []
+        for job_id in dict.fromkeys(stranded):
+            try:
+                await self.recover(job_id, detail=False)
+            except ConflictError:
+                continue
+            ids.append(job_id)
         return ids

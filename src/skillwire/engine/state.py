@@ -24,8 +24,7 @@ def message_to_dict(message: ChatMessage) -> dict[str, Any]:
         "role": message.role,
         "content": message.content,
         "tool_calls": [
-            {"name": c.name, "arguments": c.arguments, "raw_arguments": c.raw_arguments,
-             "id": c.id}
+            {"name": c.name, "arguments": c.arguments, "raw_arguments": c.raw_arguments, "id": c.id}
             for c in message.tool_calls
         ],
         "tool_call_id": message.tool_call_id,
