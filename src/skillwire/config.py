@@ -10,6 +10,15 @@
     model = "llama3.1"
     base_url = "http://127.0.0.1:11434/v1"
 
+    [server]                   # ``skillwire serve`` (docs/server.md)
+    skills = ["skills"]        # skill paths when none are given on the command line
+    sync_wait = 10.0           # seconds a request waits for a job before answering 202
+
+    [[server.keys]]            # one per API key; the key itself is never stored
+    principal = "alice"
+    roles = ["user"]           # user | admin | an approver role a rule names (supervisor)
+    key_sha256 = "..."         # ``skillwire keys hash KEY`` prints it
+
 The file is found by ``--config``, else ``$SKILLWIRE_CONFIG``, else ``./skillwire.toml``;
 ``$SKILLWIRE_MODEL`` and ``$SKILLWIRE_GATE_MODEL`` override the runtime's choices. The
 model ``offline`` always exists. A skill's ``engine.model`` picks a configured model by
@@ -23,11 +32,18 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from skillwire.core.issues import UsageError
 
-__all__ = ["ModelConfig", "RuntimeConfig", "SkillwireConfig", "load_config"]
+__all__ = [
+    "ModelConfig",
+    "RuntimeConfig",
+    "ServerConfig",
+    "ServerKey",
+    "SkillwireConfig",
+    "load_config",
+]
 
 
 class ModelConfig(BaseModel):
@@ -68,6 +84,44 @@ class RuntimeConfig(BaseModel):
     """The operator's base policy file."""
 
 
+class ServerKey(BaseModel):
+    """One API key of ``skillwire serve``: who holds it and what they may do."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    principal: str = Field(min_length=1, max_length=200)
+    """Who the key belongs to; the owner of the jobs started with it."""
+    roles: list[str] = Field(default_factory=lambda: ["user"])
+    """``user`` (start jobs, see and answer their own), ``admin`` (see every job, reload
+    skills), or an approver role that a rule names (``supervisor``)."""
+    key_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    """The SHA-256 of the key, as lowercase hex (``skillwire keys hash KEY``)."""
+
+
+class ServerConfig(BaseModel):
+    """``skillwire serve``: API keys and how long a request waits for a job."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    keys: list[ServerKey] = Field(default_factory=list)
+    """The API keys (stored hashed)."""
+    skills: list[str] = Field(default_factory=list)
+    """Skill files or folders served when ``skillwire serve`` is given none."""
+    sync_wait: float = Field(default=10.0, ge=0, le=600)
+    """Seconds a request that starts or resumes a job waits for it to pause or end;
+    a job still running then is answered with 202 and goes on in the background."""
+
+    @field_validator("keys")
+    @classmethod
+    def _unique_keys(cls, keys: list[ServerKey]) -> list[ServerKey]:
+        seen: set[str] = set()
+        for key in keys:
+            if key.key_sha256 in seen:
+                raise ValueError(f"two keys have the same key_sha256 ({key.principal})")
+            seen.add(key.key_sha256)
+        return keys
+
+
 class SkillwireConfig(BaseModel):
     """The whole configuration."""
 
@@ -75,6 +129,8 @@ class SkillwireConfig(BaseModel):
 
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig)
     """Runtime choices."""
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    """``skillwire serve``: API keys and request behaviour."""
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     """Named models."""
     source: str = ""

@@ -31,7 +31,9 @@ def test_defaults_without_a_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 
 
 def test_named_models_and_env_override(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 [runtime]
 model = "local"
 [models.local]
@@ -42,7 +44,8 @@ base_url = "http://127.0.0.1:11434/v1"
 backend = "anthropic"
 model = "claude-sonnet-4-5"
 api_key_env = "MY_ANTHROPIC_KEY"
-""")
+""",
+    )
     monkeypatch.delenv("SKILLWIRE_MODEL", raising=False)
     config = load_config(path)
     assert config.runtime.model == "local"
@@ -51,25 +54,31 @@ api_key_env = "MY_ANTHROPIC_KEY"
     assert load_config(path).runtime.model == "offline"
 
 
-@pytest.mark.parametrize("text, words", [
-    ("[runtime]\nmodel = 'nope'\n", "not configured"),
-    ("[models.x]\nbackend = 'cohere'\n", "backend"),
-    ("[models.x\n", "skillwire.toml"),
-    ("[runtime]\nmodle = 'x'\n", "modle"),
-])
-def test_config_errors_are_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str,
-                                 words: str) -> None:
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("[runtime]\nmodel = 'nope'\n", "not configured"),
+        ("[models.x]\nbackend = 'cohere'\n", "backend"),
+        ("[models.x\n", "skillwire.toml"),
+        ("[runtime]\nmodle = 'x'\n", "modle"),
+    ],
+)
+def test_config_errors_are_clear(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, words: str
+) -> None:
     monkeypatch.delenv("SKILLWIRE_MODEL", raising=False)
     with pytest.raises(UsageError, match=words):
         load_config(write(tmp_path, text))
 
 
-def test_skill_model_falls_back_with_a_note(tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_skill_model_falls_back_with_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SKILLWIRE_MODEL", raising=False)
     config = load_config(write(tmp_path, "[runtime]\nmodel = 'offline'\n"))
-    choice = choose_models(None, skill=load_skill(EXAMPLES / "refund_support" / "domain.yaml"),
-                           config=config)
+    choice = choose_models(
+        None, skill=load_skill(EXAMPLES / "refund_support" / "domain.yaml"), config=config
+    )
     assert isinstance(choice.model, OfflineModel)
     assert "claude-3-sonnet" in choice.notes[0]
 
@@ -82,11 +91,11 @@ def test_missing_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     assert asyncio.run(probe_model(ModelConfig(backend="offline")))[0]
 
 
-def test_build_local_openai_compatible_server_needs_no_key(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_build_local_openai_compatible_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    model = build_model(ModelConfig(backend="openai", model="llama3.1",
-                                    base_url="http://127.0.0.1:9/v1"))
+    model = build_model(
+        ModelConfig(backend="openai", model="llama3.1", base_url="http://127.0.0.1:9/v1")
+    )
     assert model.name == "openai:llama3.1"
 
 

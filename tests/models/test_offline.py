@@ -23,8 +23,7 @@ from tests.conftest import EXAMPLES
 SKILLS = [EXAMPLES / "refund_support" / "domain.yaml", EXAMPLES / "refund_support_pkg"]
 
 
-def run_flow(path: Path, tmp_path: Path, message: str,
-             answers: list[dict[str, Any]]) -> JobView:
+def run_flow(path: Path, tmp_path: Path, message: str, answers: list[dict[str, Any]]) -> JobView:
     """Start a job and answer each pause in turn with the next entry of ``answers``."""
 
     async def flow() -> JobView:
@@ -44,10 +43,15 @@ def run_flow(path: Path, tmp_path: Path, message: str,
 
 @pytest.mark.parametrize("path", SKILLS, ids=["yaml", "package"])
 def test_missing_input_then_approval_then_completion(path: Path, tmp_path: Path) -> None:
-    job = run_flow(path, tmp_path, "I want a refund of $750", [
-        {"input": {"order_id": "ORD-12345"}},
-        {"approval": "approve", "role": "supervisor"},
-    ])
+    job = run_flow(
+        path,
+        tmp_path,
+        "I want a refund of $750",
+        [
+            {"input": {"order_id": "ORD-12345"}},
+            {"approval": "approve", "role": "supervisor"},
+        ],
+    )
     record = job.record
     assert (record.status, record.outcome_class) == (JobStatus.COMPLETED, OutcomeClass.SUCCESS)
     assert record.fields["order_id"] == "ORD-12345" and record.fields["status"] == "refunded"
@@ -64,14 +68,18 @@ def test_small_refund_needs_no_approval(path: Path, tmp_path: Path) -> None:
     assert job.record.outcome_class is OutcomeClass.SUCCESS
     assert not any(e.kind == "paused" for e in job.events)
     ran = [e.data["tool"] for e in job.events if e.kind == "tool_finished"]
-    assert [t.rsplit(".", 1)[-1] for t in ran] == ["verify_identity", "check_eligibility",
-                                                     "process_refund"]
+    assert [t.rsplit(".", 1)[-1] for t in ran] == [
+        "verify_identity",
+        "check_eligibility",
+        "process_refund",
+    ]
 
 
 @pytest.mark.parametrize("path", SKILLS, ids=["yaml", "package"])
 def test_denial_ends_with_an_answer_and_the_tool_never_runs(path: Path, tmp_path: Path) -> None:
-    job = run_flow(path, tmp_path, "Refund $750 for ORD-12345",
-                   [{"approval": "deny", "role": "supervisor"}])
+    job = run_flow(
+        path, tmp_path, "Refund $750 for ORD-12345", [{"approval": "deny", "role": "supervisor"}]
+    )
     assert job.record.status is JobStatus.COMPLETED
     assert job.record.fields["status"] == "denied"
     assert "denied by supervisor" in (job.record.reply or "")
@@ -82,8 +90,10 @@ def test_denial_ends_with_an_answer_and_the_tool_never_runs(path: Path, tmp_path
 @pytest.mark.parametrize("path", SKILLS, ids=["yaml", "package"])
 def test_out_of_domain(path: Path, tmp_path: Path) -> None:
     job = run_flow(path, tmp_path, "What's the weather like in Paris tomorrow?", [])
-    assert (job.record.status, job.record.outcome_class) == (JobStatus.COMPLETED,
-                                                             OutcomeClass.OUT_OF_DOMAIN)
+    assert (job.record.status, job.record.outcome_class) == (
+        JobStatus.COMPLETED,
+        OutcomeClass.OUT_OF_DOMAIN,
+    )
     assert job.record.reply == "I can only help with orders and refunds"
     assert [c.stage for c in job.model_calls] == ["intent"]
 
@@ -91,8 +101,11 @@ def test_out_of_domain(path: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("path", SKILLS, ids=["yaml", "package"])
 def test_order_status_uses_only_the_intents_tools(path: Path, tmp_path: Path) -> None:
     job = run_flow(path, tmp_path, "Where is my order ORD-55555?", [])
-    assert job.record.fields == {"order_id": "ORD-55555", "status": "shipped",
-                                 "next_steps": "Your parcel arrives within 2 business days."}
+    assert job.record.fields == {
+        "order_id": "ORD-55555",
+        "status": "shipped",
+        "next_steps": "Your parcel arrives within 2 business days.",
+    }
     ran = [e.data["tool"] for e in job.events if e.kind == "tool_finished"]
     assert [t.rsplit(".", 1)[-1] for t in ran] == ["check_order_status"]
 
@@ -135,8 +148,11 @@ def test_intent_and_entities() -> None:
 
 
 def test_skill_threshold_overrides_the_default(tmp_path: Path) -> None:
-    text = (SKILLS[0]).read_text().replace(
-        "  out_of_domain:", "  thresholds:\n    reject: 0.99\n  out_of_domain:", 1)
+    text = (
+        (SKILLS[0])
+        .read_text()
+        .replace("  out_of_domain:", "  thresholds:\n    reject: 0.99\n  out_of_domain:", 1)
+    )
     strict = tmp_path / "domain.yaml"
     strict.write_text(text)
     request = intent_request(load_skill(strict), "Refund please for ORD-12345")
@@ -146,9 +162,11 @@ def test_skill_threshold_overrides_the_default(tmp_path: Path) -> None:
 
 def test_entity_shapes() -> None:
     assert shape_of("ORD-12345") == "ORD\\-[0-9]{5}"
-    specs = [{"name": "ticket", "type": "string", "examples": ["TCK-001"]},
-             {"name": "priority", "type": "string", "enum": ["low", "high"]},
-             {"name": "count", "type": "integer"}]
+    specs = [
+        {"name": "ticket", "type": "string", "examples": ["TCK-001"]},
+        {"name": "priority", "type": "string", "enum": ["low", "high"]},
+        {"name": "count", "type": "integer"},
+    ]
     found = extract_entities("ticket TCK-042 is HIGH, 3 items", specs)
     assert found == {"ticket": "TCK-042", "priority": "high", "count": 3}
 
@@ -160,8 +178,10 @@ def test_similarity_prefers_content_words() -> None:
 
 
 def test_gate_is_mechanical_and_says_so() -> None:
-    prompt = ("REQUIRED FIELDS IN RESPONSE:\n- order_id\n- status\n\nDRAFT RESPONSE:\nDone\n\n"
-              'FIELDS:\n{"order_id": "ORD-1"}\n\nVALIDATE and return JSON:')
+    prompt = (
+        "REQUIRED FIELDS IN RESPONSE:\n- order_id\n- status\n\nDRAFT RESPONSE:\nDone\n\n"
+        'FIELDS:\n{"order_id": "ORD-1"}\n\nVALIDATE and return JSON:'
+    )
     request = ChatRequest("gate", (ChatMessage("user", prompt),), response_format="json")
     verdict = json.loads(asyncio.run(OfflineModel().complete(request)).text)
     assert verdict["passed"] is False and verdict["missing_fields"] == ["status"]
@@ -169,8 +189,10 @@ def test_gate_is_mechanical_and_says_so() -> None:
 
 
 def test_polisher_keeps_content() -> None:
-    prompt = ("You are a reply formatter.\n\nPERSONA: Friendly helper\n\nFORMAT this\n\n"
-              "RESPONSE TO FORMAT:\nRefund 750 done.\n\nReturn the formatted response text only.")
+    prompt = (
+        "You are a reply formatter.\n\nPERSONA: Friendly helper\n\nFORMAT this\n\n"
+        "RESPONSE TO FORMAT:\nRefund 750 done.\n\nReturn the formatted response text only."
+    )
     request = ChatRequest("polisher", (ChatMessage("user", prompt),))
     text = asyncio.run(OfflineModel().complete(request)).text
     assert "Refund 750 done." in text and text != "Refund 750 done."

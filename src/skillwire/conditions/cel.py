@@ -95,7 +95,9 @@ class CelCondition:
 
         Raises :class:`~skillwire.core.conditions.ConditionEvaluationError` when a name
         has no value, the values have types the expression cannot combine (``"750" > 500``),
-        or the result is not a boolean.
+        or the result is not a boolean. Values must be JSON-like (dicts, lists, strings,
+        numbers, booleans, ``None``, datetimes): the CEL extension crashes the process on a
+        cyclic value or one nested thousands of levels deep (``json.loads`` yields neither).
         """
         if self._constant is not None:
             return self._constant

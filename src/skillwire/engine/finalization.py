@@ -82,7 +82,8 @@ class FinalizationGate:
                 missing_fields=missing,
             )
         if not reasons:
-            run.event("finalize", "gate_passed", "the answer passed the finalization gate")
+            if config.enabled:
+                run.event("finalize", "gate_passed", "the answer passed the finalization gate")
             await polisher.polish(run, answer)
             return True
         codes = sorted({r["code"] for r in reasons})

@@ -10,10 +10,11 @@ resume without asking the planner again; a paused job spends nothing.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+import weakref
+from dataclasses import dataclass, replace
 from typing import Any
 
-from skillwire.core.chat import ChatMessage, ChatModel, ModelError, ToolCall
+from skillwire.core.chat import ChatMessage, ChatModel, ModelError, ToolCall, ToolSpec
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.core.proposal import DoNothing, FinalAnswer, Proposal, ToolProposal
 from skillwire.engine.adapter import ModelAdapter, ParseFailure, model_tool_name
@@ -22,6 +23,7 @@ from skillwire.engine.prompts import intent_request, planner_request, tool_specs
 from skillwire.engine.run import BudgetExhausted, JobRun
 from skillwire.policy.arguments import FieldCheck
 from skillwire.policy.decisions import Allow, Block, Decision, NeedInput
+from skillwire.policy.gate import Gate
 from skillwire.policy.workflows import SubGoal, workflows_to_subgoals
 from skillwire.tools import Executors
 
@@ -47,6 +49,16 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+@dataclass(frozen=True, slots=True)
+class _SkillFacts:
+    """What the planner stage reads of a skill, computed once per compiled gate."""
+
+    tools: tuple[ToolSpec, ...]
+    subgoals: tuple[SubGoal, ...]
+    done_subgoals: tuple[SubGoal, ...]
+    required: dict[str, tuple[str, ...]]
+
+
 class Pipeline:
     """Runs jobs forward; shared by every job of a runtime."""
 
@@ -56,6 +68,28 @@ class Pipeline:
         self.adapter = ModelAdapter()
         self.finalizer = FinalizationGate(gate_model)
         self.polisher = ReplyPolisher(model)
+        self._facts: weakref.WeakKeyDictionary[Gate, _SkillFacts] = weakref.WeakKeyDictionary()
+
+    def facts(self, run: JobRun) -> _SkillFacts:
+        """The tool specs, sub-goals and required arguments of the run's skill."""
+        found = self._facts.get(run.gate)
+        if found is None:
+            skill = run.skill
+            required = {
+                t.name: tuple(
+                    n for n in t.input_schema().get("required") or [] if isinstance(n, str)
+                )
+                for t in skill.tools
+            }
+            goals = tuple(workflows_to_subgoals(skill))
+            found = _SkillFacts(
+                tool_specs(skill, run.gate.policy),
+                goals,
+                tuple(replace(g, status="done") for g in goals),
+                required,
+            )
+            self._facts[run.gate] = found
+        return found
 
     async def advance(self, run: JobRun) -> None:
         """Work on the job until it pauses or ends."""
@@ -112,7 +146,7 @@ class Pipeline:
             "bootstrap",
             "bootstrapped",
             "sub-goals built, rules compiled",
-            subgoals=[g.to_dict() for g in workflows_to_subgoals(skill)],
+            subgoals=[g.to_dict() for g in self.facts(run).subgoals],
             compiled_rules=len(policy.rules),
             planner_tokens=policy.planner_tokens,
         )
@@ -167,7 +201,7 @@ class Pipeline:
                     args=proposal.args,
                     iteration=run.state.iterations,
                 )
-                proposal = _with_given_inputs(run, proposal)
+                proposal = _with_given_inputs(run, proposal, self.facts(run).required)
                 if await self._handle_tool(run, proposal):
                     return
             elif isinstance(proposal, FinalAnswer):
@@ -183,13 +217,14 @@ class Pipeline:
                 )
 
     async def _propose(self, run: JobRun) -> tuple[Proposal, str]:
-        tools = tool_specs(run.skill, run.gate.policy)
+        facts = self.facts(run)
+        tools = facts.tools
         retries = 0
         while True:
             request = planner_request(
                 run.skill,
                 run.gate.policy,
-                _subgoals(run),
+                _subgoals(run, facts),
                 _visible_state(run),
                 run.state.messages(),
                 tools,
@@ -352,7 +387,9 @@ def _absent(value: Any) -> bool:
     return value is None or value == ""
 
 
-def _with_given_inputs(run: JobRun, proposal: ToolProposal) -> ToolProposal:
+def _with_given_inputs(
+    run: JobRun, proposal: ToolProposal, required_by_tool: dict[str, tuple[str, ...]]
+) -> ToolProposal:
     """The proposal with required arguments it lacks taken from input the user gave.
 
     The user is asked for a value once per job: when the planner later leaves out an
@@ -362,7 +399,7 @@ def _with_given_inputs(run: JobRun, proposal: ToolProposal) -> ToolProposal:
     tool = run.skill.tool(proposal.tool) if inputs else None
     if tool is None:
         return proposal
-    required = tool.input_schema().get("required") or []
+    required = required_by_tool.get(tool.name, ())
     filled = {
         name: inputs[name]
         for name in required
@@ -407,11 +444,11 @@ def _entities(intent: Any, raw: Any) -> tuple[dict[str, Any], list[str]]:
     return kept, rejected
 
 
-def _subgoals(run: JobRun) -> list[SubGoal]:
+def _subgoals(run: JobRun, facts: _SkillFacts) -> list[SubGoal]:
     done = {h["tool"] for h in run.state.history if h.get("ok")}
     return [
-        replace(goal, status="done") if goal.tool in done else goal
-        for goal in workflows_to_subgoals(run.skill)
+        finished if goal.tool in done else goal
+        for goal, finished in zip(facts.subgoals, facts.done_subgoals, strict=True)
     ]
 
 

@@ -9,6 +9,7 @@ spec 000 sections 4.4 and 4.5.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from skillwire.core.chat import ChatMessage, ChatRequest, ToolSpec
@@ -35,6 +36,23 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
+_TEXTS: dict[tuple[str, int, int], tuple[object, object, str]] = {}
+
+
+def _once(kind: str, skill: Skill, extra: object, build: Callable[[], str]) -> str:
+    """``build()``, computed once per skill object (and ``extra``): prompt parts that
+    depend only on the skill are not rebuilt for every job and every step."""
+    key = (kind, id(skill), id(extra))
+    found = _TEXTS.get(key)
+    if found is not None and found[0] is skill and found[1] is extra:
+        return found[2]
+    if len(_TEXTS) > 256:
+        _TEXTS.clear()
+    text = build()
+    _TEXTS[key] = (skill, extra, text)
+    return text
+
+
 def _full_name(skill: Skill, name: str) -> str:
     tool = skill.tool(name)
     return tool.name if tool is not None else name
@@ -42,6 +60,16 @@ def _full_name(skill: Skill, name: str) -> str:
 
 def intent_request(skill: Skill, message: str) -> ChatRequest:
     """Classify ``message`` into one of the skill's intents and extract entities."""
+    system = _once("intent", skill, None, lambda: _intent_system(skill))
+    return ChatRequest(
+        "intent",
+        (ChatMessage("system", system), ChatMessage("user", message)),
+        response_format="json",
+        temperature=0.0,
+    )
+
+
+def _intent_system(skill: Skill) -> str:
     catalog = [
         {
             "id": i.id,
@@ -59,18 +87,12 @@ def intent_request(skill: Skill, message: str) -> ChatRequest:
     ]
     limits = skill.intents.thresholds
     thresholds = limits.model_dump(exclude_none=True) if limits else {}
-    system = (
+    return (
         "You classify a customer's message into one of the intents below and extract "
         'entities. Reply with a JSON object {"intent": <intent id or null>, '
         '"entities": {<name>: <value>}, "confidence": <0..1>}. Use null when the '
         "message matches no intent. Never invent entity values.\n"
         f"{JOB_STATE_MARKER}\n{_json({'intents': catalog, 'thresholds': thresholds})}"
-    )
-    return ChatRequest(
-        "intent",
-        (ChatMessage("system", system), ChatMessage("user", message)),
-        response_format="json",
-        temperature=0.0,
     )
 
 
@@ -121,6 +143,27 @@ def planner_request(
     temperature: float | None,
 ) -> ChatRequest:
     """One planner step: instructions, the job state, and the conversation so far."""
+    instructions = _once("planner", skill, policy, lambda: _planner_system(skill, policy))
+    intent = next((i for i in skill.intents.supported if i.id == state.get("intent")), None)
+    job_state = {
+        **state,
+        "subgoals": [g.to_dict() for g in subgoals],
+        "required_fields": skill.output_contract.required_fields,
+        "intent_tools": [model_tool_name(_full_name(skill, n)) for n in (intent.tools or [])]
+        if intent
+        else [],
+        "intent_workflow": intent.maps_to_workflow if intent else None,
+        "intent_description": intent.description if intent else "",
+    }
+    messages = (
+        ChatMessage("system", instructions),
+        ChatMessage("system", f"{JOB_STATE_MARKER}\n{_json(job_state)}"),
+        *conversation,
+    )
+    return ChatRequest("planner", messages, tools, temperature=temperature)
+
+
+def _planner_system(skill: Skill, policy: CompiledPolicy) -> str:
     parts = [f"You are {skill.role.name or 'an assistant'}."]
     if skill.problem.statement:
         parts.append(f"Your job: {skill.problem.statement}")
@@ -140,23 +183,7 @@ def planner_request(
     )
     if skill.output_contract.format_hint:
         parts.append(f"Answer format: {skill.output_contract.format_hint}")
-    intent = next((i for i in skill.intents.supported if i.id == state.get("intent")), None)
-    job_state = {
-        **state,
-        "subgoals": [g.to_dict() for g in subgoals],
-        "required_fields": skill.output_contract.required_fields,
-        "intent_tools": [model_tool_name(_full_name(skill, n)) for n in (intent.tools or [])]
-        if intent
-        else [],
-        "intent_workflow": intent.maps_to_workflow if intent else None,
-        "intent_description": intent.description if intent else "",
-    }
-    messages = (
-        ChatMessage("system", "\n\n".join(parts)),
-        ChatMessage("system", f"{JOB_STATE_MARKER}\n{_json(job_state)}"),
-        *conversation,
-    )
-    return ChatRequest("planner", messages, tools, temperature=temperature)
+    return "\n\n".join(parts)
 
 
 def gate_request(skill: Skill, draft: str, fields: dict[str, Any]) -> ChatRequest:

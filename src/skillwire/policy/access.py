@@ -175,9 +175,10 @@ class AccessPolicy:
 
 
 def _intersect(skill_values: list[str] | None, base_values: list[str]) -> tuple[str, ...]:
+    """The skill's values the base allows too (the base's own when the skill gives none)."""
     if not skill_values:
-        return tuple(base_values)
-    return tuple(v for v in skill_values if v in base_values)
+        return _union(base_values)
+    return tuple(v for v in _union(skill_values) if v in base_values)
 
 
 def _union(*lists: list[str]) -> tuple[str, ...]:

@@ -13,7 +13,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ApprovalGrant", "GateCall", "ToolRun", "args_key"]
+from skillwire.policy.arguments import same_value
+
+__all__ = ["ApprovalGrant", "GateCall", "ToolRun", "args_key", "same_args"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +61,24 @@ def args_key(tool: str, args: Mapping[str, Any]) -> str:
     """A canonical key of a call: an approval binds exactly these arguments.
 
     Numbers compare by value (``750`` and ``750.0`` are the same argument); a string
-    ``"750"`` is a different argument from the number ``750``.
+    ``"750"`` is a different argument from the number ``750``; an argument that is null
+    is an argument not given.
     """
+    given = {k: v for k, v in args.items() if v is not None}
     try:
-        text = json.dumps(_canonical(args), sort_keys=True, separators=(",", ":"), default=repr)
+        text = json.dumps(_canonical(given), sort_keys=True, separators=(",", ":"), default=repr)
     except (TypeError, ValueError):
         text = repr(sorted((str(k), repr(v)) for k, v in args.items()))
     return tool + "\x00" + text
+
+
+def same_args(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two calls' arguments are the same, as :func:`args_key` compares them."""
+    given_a = {k: v for k, v in a.items() if v is not None}
+    given_b = {k: v for k, v in b.items() if v is not None}
+    return given_a.keys() == given_b.keys() and all(
+        same_value(v, given_b[k]) for k, v in given_a.items()
+    )
 
 
 @dataclass(slots=True)
@@ -94,7 +107,6 @@ class GateCall:
     tools: Mapping[str, str] = field(default_factory=dict)
     counted: frozenset[str] = frozenset()
     _variables: _Variables | None = field(default=None, repr=False)
-    _key: str | None = field(default=None, repr=False)
 
     @property
     def variables(self) -> Mapping[str, Any]:
@@ -103,12 +115,6 @@ class GateCall:
         if self._variables is None:
             self._variables = _Variables(self)
         return self._variables
-
-    def key(self, tool: str) -> str:
-        """:func:`args_key` of this call (computed once)."""
-        if self._key is None:
-            self._key = args_key(tool, self.args)
-        return self._key
 
     def succeeded(self, tool: str) -> list[ToolRun]:
         """Successful earlier runs of ``tool``."""
@@ -135,7 +141,7 @@ class _Variables(Mapping[str, Any]):
             return self._cache[name]
         call = self._call
         if name == "args":
-            value: Any = call.args
+            value: Any = {k: v for k, v in call.args.items() if v is not None}
         elif name == "entities":
             value = dict(call.entities)
         elif name == "context":
@@ -153,15 +159,21 @@ class _Variables(Mapping[str, Any]):
             value = counts
         else:
             value = call.args[name]
+            if value is None:  # null is "not given": a condition reading it fails closed
+                raise KeyError(name)
         self._cache[name] = value
         return value
 
     def __contains__(self, name: object) -> bool:
-        return name in self._RUNTIME or name in self._call.args
+        if name in self._RUNTIME:
+            return True
+        return isinstance(name, str) and self._call.args.get(name) is not None
 
     def __iter__(self) -> Iterator[str]:
         yield from self._RUNTIME
-        yield from (k for k in self._call.args if k not in self._RUNTIME)
+        yield from (
+            k for k, v in self._call.args.items() if k not in self._RUNTIME and v is not None
+        )
 
     def __len__(self) -> int:
-        return len(self._RUNTIME) + sum(1 for k in self._call.args if k not in self._RUNTIME)
+        return sum(1 for _ in self)

@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 
 from skillwire.conditions import compile_condition
-from skillwire.core.conditions import Condition
+from skillwire.core.conditions import Condition, ConditionSyntaxError
 from skillwire.core.location import FieldPath, SourceLocation, format_path
 from skillwire.policy.decisions import ReasonCode
 from skillwire.policy.sentences import read_sentence
@@ -32,6 +33,7 @@ __all__ = [
     "CompiledRule",
     "RuleKind",
     "TextRule",
+    "access_location",
     "compile_policy",
     "estimate_tokens",
 ]
@@ -384,15 +386,27 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             ReasonCode.PERMANENT_EFFECT,
             per=per,
         )
-    limits = [n for n in (pol.max_calls, _package_max(b.skill, name)) if n is not None]
-    if limits:
+    if pol.max_calls is not None:
         b.add(
             RuleKind.MAX_CALLS,
-            f"{name} runs at most {min(limits)} times per job",
+            f"{name} runs at most {pol.max_calls} times per job",
             [name],
             (*path, "policy", "max_calls"),
             ReasonCode.MAX_CALLS,
-            limit=min(limits),
+            limit=pol.max_calls,
+        )
+    for key, limit in _package_limits(b.skill, name):
+        source = access_location(b.skill, ("toolPolicies", key, "maxCallsPerRun"))
+        b.policy.rules.append(
+            CompiledRule(
+                RuleKind.MAX_CALLS,
+                f"{name} runs at most {limit} times per job (maxCallsPerRun)",
+                (name,),
+                source,
+                f"guardrails.toolPolicies.{key}.maxCallsPerRun",
+                ReasonCode.MAX_CALLS,
+                limit=limit,
+            )
         )
     allowed = b.skill.allowed_state_changes
     if allowed is not None:
@@ -407,19 +421,29 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
                 )
 
 
-def _package_max(skill: Skill, tool: str) -> int | None:
-    """``guardrails.json`` ``toolPolicies.<tool>.maxCallsPerRun``; the key may be the
-    tool's full name, its local name or its id (the smallest limit wins)."""
+def _package_limits(skill: Skill, tool: str) -> list[tuple[str, int]]:
+    """``guardrails.json`` ``toolPolicies.<key>.maxCallsPerRun`` of ``tool``; the key may
+    be the tool's full name, its local name or its id."""
     if skill.access is None:
-        return None
-    limits = [
-        override.maxCallsPerRun
+        return []
+    return [
+        (key, override.maxCallsPerRun)
         for key, override in skill.access.toolPolicies.items()
         if override.maxCallsPerRun is not None
         and (found := skill.tool(key)) is not None
         and found.name == tool
     ]
-    return min(limits) if limits else None
+
+
+def access_location(skill: Skill, path: FieldPath) -> SourceLocation:
+    """Where a field of ``guardrails.json`` was written: at least the right file."""
+    found = skill.locate(("access", *path))
+    if skill.package is None:
+        return found
+    name = skill.package.files.guardrails
+    if Path(found.file).name == name:
+        return found
+    return SourceLocation(str(Path(skill.origin) / name) if skill.origin else name)
 
 
 def _guardrails(b: _Builder) -> None:
@@ -433,7 +457,11 @@ def _guardrails(b: _Builder) -> None:
             if meaning is None:
                 b.text(rule, polarity, path)
                 continue
-            cond = compile_condition(meaning.expression) if meaning.expression else None
+            try:
+                cond = compile_condition(meaning.expression) if meaning.expression else None
+            except ConditionSyntaxError:  # a field name CEL cannot read: keep the words
+                b.text(rule, polarity, path)
+                continue
             if meaning.kind == "tool_deny":
                 b.add(RuleKind.TOOL_DENY, rule, meaning.tools, path, ReasonCode.TOOL_DENIED)
             elif meaning.kind == "approval":

@@ -27,7 +27,13 @@ from skillwire.core.conditions import ConditionSyntaxError
 from skillwire.core.issues import Severity, SkillError, SkillIssue
 from skillwire.policy.access import AccessPolicy, BasePolicy, merge_access
 from skillwire.policy.call import ApprovalGrant, GateCall, ToolRun
-from skillwire.policy.compiler import CompiledPolicy, CompiledRule, RuleKind, compile_policy
+from skillwire.policy.compiler import (
+    CompiledPolicy,
+    CompiledRule,
+    RuleKind,
+    access_location,
+    compile_policy,
+)
 from skillwire.policy.decisions import (
     Allow,
     Block,
@@ -109,7 +115,7 @@ class Gate:
                     RuleKind.TOOL_DENY,
                     f"{name} is disabled by the tool-access plan",
                     (tool.name if tool else name,),
-                    skill.locate(("access", "toolAccessPlan")),
+                    access_location(skill, ("toolAccessPlan",)),
                     "toolAccessPlan",
                     ReasonCode.TOOL_DENIED,
                 )

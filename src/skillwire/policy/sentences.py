@@ -7,9 +7,10 @@ for the planner. The patterns, on words (a tokenizer, not regular expressions):
 - a sentence that speaks of approval (``approval``, ``approve``, ``sign-off``) and names
   a tool or a field, with an optional comparison        -> approval, approver from
   ``<role> approval`` / ``approved by <role>`` / ``approval from <role>``
-- ``<field> (>|over|above|more than|...) <number>``, or ``<tool words> over <number>``
-  where the tool has one numeric input                  -> threshold (block when it
-  holds in a ``never`` rule, when it fails in an ``always`` rule)
+- ``<field> (>|over|above|more than|...) <number>`` where the field is a numeric input,
+  or ``<tool words> over <number>`` where the tool has one numeric input and the word
+  after the number (if any) is a unit or names that input   -> threshold (block when
+  it holds in a ``never`` rule, when it fails in an ``always`` rule)
 
 A rule that speaks of approval compiles to an approval, never to a block (DESIGN.md).
 """
@@ -107,9 +108,31 @@ _NOT_ROLES = frozenset(
         "having",
         "needing",
         "requiring",
+        "be",
+        "is",
+        "are",
+        "was",
+        "were",
+        "been",
+        "being",
+        "got",
+        "gets",
+        "has",
+        "had",
+        "first",
+        "until",
+        "unless",
     }
 )
 _NUMERIC = frozenset({"number", "integer"})
+_UNITS = frozenset(
+    {
+        *("", "dollars", "dollar", "usd", "eur", "euro", "euros", "gbp", "pounds", "percent"),
+        *("without", "unless", "except", "per", "in", "at", "for", "and", "or", "to", "from"),
+        *("with", "on", "before", "after", "by", "must", "should", "need", "needs", "require"),
+        *("requires", "is", "are"),
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,14 +235,27 @@ def _approver(tokens: list[str]) -> str | None:
     for i, tok in enumerate(tokens):
         if tok not in _APPROVAL_WORDS:
             continue
-        if i > 0 and tokens[i - 1] not in _NOT_ROLES and tokens[i - 1].isalpha():
-            return tokens[i - 1].removesuffix("'s")
+        before = tokens[i - 1].removesuffix("'s") if i > 0 else ""
+        if before and before not in _NOT_ROLES and before.isalpha():
+            return before
         for j in range(i + 1, min(i + 4, len(tokens))):
             if tokens[j] in ("by", "from"):
                 for k in range(j + 1, min(j + 3, len(tokens))):
                     if tokens[k] not in _NOT_ROLES:
                         return tokens[k]
     return None
+
+
+def _numeric_input(tool: Tool, name: str) -> bool:
+    return any(f.name == name and f.type in _NUMERIC for f in tool.input_fields())
+
+
+def _measures(word: str, field: str) -> bool:
+    """Whether the word after a number fits the field: a unit of money or percent, a
+    word of the field's own name, or no noun at all."""
+    if word in _UNITS or not word.isalpha():
+        return True
+    return _stem(word) in {_stem(w) for w in _camel_words(field)}
 
 
 def _negated(tokens: list[str]) -> bool:
@@ -244,13 +280,14 @@ def read_sentence(
         start, end, sym = op
         number = tokens[end]
         field = raw[start - 1] if start > 0 else ""
-        candidates = [t for t in skill.tools if field in t.input_names()]
+        candidates = [t for t in skill.tools if _numeric_input(t, field)]
         if candidates and (not tools or any(t in tools for t in candidates)):
             scope = [t for t in candidates if not tools or t in tools]
         elif len(tools) == 1:
             numeric = [f.name for f in tools[0].input_fields() if f.type in _NUMERIC]
-            if len(numeric) != 1:
-                return None
+            after = tokens[end + 1] if end + 1 < len(tokens) else ""
+            if len(numeric) != 1 or not _measures(after, numeric[0]):
+                return None  # "more than 5 people" is not about the tool's one number
             field = numeric[0]
         else:
             return None

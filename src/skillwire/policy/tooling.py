@@ -39,6 +39,10 @@ class ToolFacts:
     """Reasons that block every call of the tool (denied, effects not allowed)."""
     shell: bool = False
     """Whether the tool runs a shell command (the shell policy applies)."""
+    institutional: tuple[CompiledRule, ...] = ()
+    """``once_only``, ``permanent`` and call-limit rules, in declaration order."""
+    asking: tuple[CompiledRule, ...] = ()
+    """Approval and escalation rules, in declaration order."""
     _by_kind: dict[RuleKind, tuple[CompiledRule, ...]] = field(default_factory=dict)
     _arguments: ArgumentChecker | None = None
     _schema: dict[str, Any] = field(default_factory=dict)
@@ -46,8 +50,8 @@ class ToolFacts:
     def __post_init__(self) -> None:
         for rule in self.rules:
             self._by_kind[rule.kind] = (*self._by_kind.get(rule.kind, ()), rule)
-        self._by_kind[RuleKind.ONCE_ONLY] = tuple(r for r in self.rules if r.kind in _INSTITUTIONAL)
-        self._by_kind[RuleKind.APPROVAL] = tuple(r for r in self.rules if r.kind in _ASKING)
+        self.institutional = tuple(r for r in self.rules if r.kind in _INSTITUTIONAL)
+        self.asking = tuple(r for r in self.rules if r.kind in _ASKING)
         self._schema = dict(self.tool.input_schema())
         required = self._schema.get("required") or []
         self.required = tuple(n for n in required if isinstance(n, str))
@@ -71,9 +75,7 @@ class ToolFacts:
         return self.tool.name
 
     def rules_of(self, kind: RuleKind) -> tuple[CompiledRule, ...]:
-        """The tool's rules of one kind, in declaration order. ``ONCE_ONLY`` gives every
-        institutional rule (once only, permanent, max calls); ``APPROVAL`` gives
-        approvals and escalations."""
+        """The tool's rules of one kind, in declaration order."""
         return self._by_kind.get(kind, ())
 
     def missing_required(self, args: Mapping[str, Any]) -> list[str]:

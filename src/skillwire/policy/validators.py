@@ -174,7 +174,7 @@ class Institutional:
     """``once_only`` per job or per key, ``permanent`` effects, call limits."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
-        rules = facts.rules_of(RuleKind.ONCE_ONLY)
+        rules = facts.institutional
         if not rules:
             return
         runs = call.runs(facts.name)

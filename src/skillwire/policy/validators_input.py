@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from skillwire.core.conditions import ConditionEvaluationError
-from skillwire.policy.call import GateCall, args_key
+from skillwire.policy.call import GateCall, same_args
 from skillwire.policy.compiler import RuleKind
 from skillwire.policy.decisions import Reason, ReasonCode
 from skillwire.policy.tooling import ToolFacts
@@ -101,7 +101,7 @@ class Approvals:
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
         if found.missing or found.blocks:
             return  # a blocked or incomplete call is not put to an approver
-        for rule in facts.rules_of(RuleKind.APPROVAL):
+        for rule in facts.asking:
             if found.skips(rule):
                 continue
             try:
@@ -115,9 +115,8 @@ class Approvals:
                 continue
             approver = rule.approver or facts.skill.policy.default_approver
             if call.grants and any(
-                g.role == approver and g.tool == facts.name and args_key(g.tool, g.args) == key
+                g.role == approver and g.tool == facts.name and same_args(g.args, call.args)
                 for g in call.grants
-                for key in (call.key(facts.name),)
             ):
                 continue
             found.approvals.append((rule, Reason(rule.code, message, rule.text, rule.source)))

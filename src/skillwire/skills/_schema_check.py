@@ -76,10 +76,52 @@ def _full_check(schema: Any) -> Problem | None:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         return exc.message, tuple(str(part) for part in exc.path)
-    except RecursionError:
-        return "it is nested too deeply to check", ()
     except Exception as exc:  # hostile input reaching jsonschema or re: report, never raise
-        return f"it cannot be checked: {type(exc).__name__}: {exc}", ()
+        found = _regex_trouble(schema, (), 0)
+        if found is not None:
+            return found
+        if isinstance(exc, RecursionError):
+            return "it is nested too deeply to check", ()
+        return f"it cannot be checked ({type(exc).__name__}: {exc})", ()
+    return None
+
+
+def _regex_trouble(node: Any, path: tuple[str, ...], depth: int) -> Problem | None:
+    """The first ``pattern`` (or ``patternProperties`` name) that ``re`` fails on with
+    something other than a syntax error, which jsonschema does not expect."""
+    if depth > _MAX_WALK_DEPTH * 2:
+        return None
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "pattern" and isinstance(value, str):
+                trouble = _compile_trouble(value)
+                if trouble is not None:
+                    return trouble, (*path, key)
+            if key == "patternProperties" and isinstance(value, dict):
+                for name in value:
+                    trouble = _compile_trouble(name)
+                    if trouble is not None:
+                        return trouble, (*path, key, name)
+            found = _regex_trouble(value, (*path, key), depth + 1)
+            if found is not None:
+                return found
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found = _regex_trouble(value, (*path, str(index)), depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _compile_trouble(pattern: str) -> str | None:
+    try:
+        re.compile(pattern)
+    except re.error:
+        return None
+    except RecursionError:
+        return "the regular expression is nested too deeply"
+    except Exception as exc:
+        return f"the regular expression cannot be compiled: {exc}"
     return None
 
 

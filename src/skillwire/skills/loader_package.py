@@ -7,7 +7,7 @@ errors yields no skill, and the report lists every file with its findings.
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -21,6 +21,7 @@ from skillwire.skills.model_package import (
     SCHEMA_VERSIONS,
     CredentialsFile,
     GuardrailsFile,
+    PackageFiles,
     PrerequisitesFile,
     TestsFile,
     ToolsFile,
@@ -62,7 +63,7 @@ class _Files:
         """Read a package file and check its ``schemaVersion`` (rule 1)."""
         path = self.folder / file
         shown = self.name(file)
-        if not path.is_file():
+        if not _is_file(path):
             if required:
                 self.report.add(
                     shown,
@@ -155,6 +156,8 @@ def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None
     report.skill_id = manifest.id
     _warn_additions(manifest, mdoc, report)
     names = manifest.files
+    if not _names_inside(names, mdoc, report):
+        return None, report
     prompt = _read_prompt(folder / names.skillDoc, files.name(names.skillDoc), report)
 
     tdoc = files.read(names.tools, "tools", required=True)
@@ -248,6 +251,55 @@ def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None
     return skill, report
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``; False for a path that cannot be looked at (too long, ...)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _inside(name: str) -> bool:
+    """Whether a file name stays inside the package folder: relative, no ``..`` above it,
+    no drive, no NUL."""
+    if not name or "\x00" in name or PureWindowsPath(name).anchor:
+        return False
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute():
+        return False
+    depth = 0
+    for part in path.parts:
+        depth += -1 if part == ".." else 0 if part == "." else 1
+        if depth < 0:
+            return False
+    return depth > 0
+
+
+def _names_inside(names: PackageFiles, doc: Document, report: SkillReport) -> bool:
+    """Every file ``skill.json`` names lies inside the package: a loader reads nothing else."""
+    ok = True
+    for kind in PackageFiles.model_fields:
+        name = getattr(names, kind)
+        if not _inside(name):
+            where = ("files", kind)
+            report.add(
+                doc.file,
+                [
+                    SkillIssue(
+                        Severity.ERROR,
+                        f"{name!r} is not a file inside the package folder",
+                        doc.locate(where),
+                        where,
+                        code="file-outside-package",
+                        hint="name a file in the package folder, e.g. "
+                        f"{PackageFiles.model_fields[kind].default!r}",
+                    )
+                ],
+            )
+            ok = False
+    return ok
+
+
 def _warn_additions(manifest: SkillManifest, doc: Document, report: SkillReport) -> None:
     if manifest.schemaVersion != "ayati-skill/v1":
         return
@@ -283,7 +335,7 @@ def _read_prompt(path: Path, shown: str, report: SkillReport) -> str:
             ],
         )
         return ""
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
         report.add(
             shown,
             [

@@ -39,15 +39,39 @@ class LoadResult:
     report: LoadReport = field(default_factory=LoadReport)
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``; False for a path that cannot be looked at (too long, no access)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    """``path.is_dir()``; False for a path that cannot be looked at."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _exists(path: Path) -> bool:
+    """``path.exists()``; False for a path that cannot be looked at."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
 def _is_package_dir(folder: Path) -> bool:
     manifest = folder / "skill.json"
-    if not manifest.is_file():
+    if not _is_file(manifest):
         return False
-    if (folder / "tools.json").is_file():
+    if _is_file(folder / "tools.json"):
         return True
     try:
         return is_package_manifest(json.loads(manifest.read_text(encoding="utf-8-sig")))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # the loader reports what is wrong
         return False
 
 
@@ -63,9 +87,9 @@ def _is_skill_file(path: Path) -> bool:
 def discover(paths: Iterable[Path]) -> Iterator[tuple[str, Path]]:
     """``("package" | "single" | "missing", path)`` for every skill under ``paths``, sorted."""
     for root in paths:
-        if not root.exists():
+        if not _exists(root):
             yield "missing", root
-        elif root.is_file():
+        elif _is_file(root):
             if root.name == "skill.json" and _is_package_dir(root.parent):
                 yield "package", root.parent
             else:
@@ -77,20 +101,35 @@ def discover(paths: Iterable[Path]) -> Iterator[tuple[str, Path]]:
 
 
 def _walk(folder: Path) -> Iterator[tuple[str, Path]]:
-    try:
-        entries = sorted(folder.iterdir())
-    except OSError:
-        return
-    for entry in entries:
-        if entry.is_dir():
+    """Depth first, in sorted order, without recursion (folders may nest deeply); a folder
+    reached a second time (through a symbolic link) is not walked again."""
+    seen: set[tuple[int, int]] = set()
+    pending = [_entries(folder, seen)]
+    while pending:
+        entry = next(pending[-1], None)
+        if entry is None:
+            pending.pop()
+        elif _is_dir(entry):
             if entry.name in _SKIP_DIRS or entry.name.startswith("."):
                 continue
             if _is_package_dir(entry):
                 yield "package", entry
             else:
-                yield from _walk(entry)
+                pending.append(_entries(entry, seen))
         elif _is_skill_file(entry):
             yield "single", entry
+
+
+def _entries(folder: Path, seen: set[tuple[int, int]]) -> Iterator[Path]:
+    """The folder's entries, sorted; none if it cannot be listed or was walked already."""
+    try:
+        stat = folder.stat()
+        if (stat.st_dev, stat.st_ino) in seen:
+            return iter(())
+        seen.add((stat.st_dev, stat.st_ino))
+        return iter(sorted(folder.iterdir()))
+    except (OSError, ValueError):
+        return iter(())
 
 
 @contextmanager

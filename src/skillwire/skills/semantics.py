@@ -12,7 +12,7 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from skillwire.conditions import compile_condition
+from skillwire.conditions import RUNTIME_NAMES, compile_condition
 from skillwire.core.conditions import Condition, ConditionSyntaxError
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
@@ -21,10 +21,14 @@ from skillwire.skills.model import DomainFile
 from skillwire.skills.model_policy import StructuredRule, WorkflowStep
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
 
-__all__ = ["RUNTIME_NAMES", "check_domain", "condition_sites", "workflow_step_tool"]
+__all__ = [
+    "RUNTIME_NAMES",
+    "check_domain",
+    "condition_sites",
+    "input_names",
+    "workflow_step_tool",
+]
 
-RUNTIME_NAMES = frozenset({"args", "entities", "context", "history", "counts"})
-"""Names every condition may read besides the tool's arguments (docs/conditions.md)."""
 
 Locate = Callable[[FieldPath], SourceLocation]
 
@@ -117,7 +121,8 @@ def _check_tools(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
         if (
             isinstance(pol.once_only, OnceOnly)
             and pol.once_only.per is not None
-            and pol.once_only.per not in tool.input_names()
+            and (names := input_names(tool)) is not None
+            and pol.once_only.per not in names
         ):
             yield _error(
                 locate,
@@ -182,6 +187,8 @@ def check_input_schema(tool: Tool, locate: Locate, path: FieldPath) -> Iterator[
         return
     if schema.get("type") != "object":
         yield _error(locate, where, "input schema must have root type: object", "invalid-schema")
+    if not _has_ref(schema):
+        return
     for ref_path, ref in _refs(schema, ()):
         if not ref.startswith("#"):
             yield _error(
@@ -190,6 +197,22 @@ def check_input_schema(tool: Tool, locate: Locate, path: FieldPath) -> Iterator[
                 f"remote $ref '{ref}' is not allowed: skillwire never fetches schemas",
                 "remote-ref",
             )
+
+
+def _has_ref(node: Any) -> bool:
+    """Whether any mapping inside ``node`` has a ``$ref`` string (the quick test before
+    :func:`_refs` collects them)."""
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            return True
+        for value in node.values():
+            if isinstance(value, dict | list) and _has_ref(value):
+                return True
+    elif isinstance(node, list):
+        for value in node:
+            if isinstance(value, dict | list) and _has_ref(value):
+                return True
+    return False
 
 
 def _refs(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str]]:
@@ -304,8 +327,18 @@ def _check_workflows(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
             )
 
 
+def input_names(tool: Tool) -> list[str] | None:
+    """The tool's argument names; None when ``inputSchema.properties`` is not a mapping
+    (an invalid schema, reported as such), so no argument name can be known."""
+    if tool.inputs is None and not isinstance(
+        (tool.inputSchema or {}).get("properties") or {}, dict
+    ):
+        return None
+    return tool.input_names()
+
+
 @functools.lru_cache(maxsize=4096)
-def _compile(text: str, known: frozenset[str]) -> Condition:
+def _compile(text: str, known: frozenset[str] | None) -> Condition:
     """:func:`compile_condition`, once per text and set of names: compiled conditions are
     immutable and may be shared, and many skills repeat the same few."""
     return compile_condition(text, known_names=known)
@@ -314,13 +347,17 @@ def _compile(text: str, known: frozenset[str]) -> Condition:
 def _compile_conditions(
     skill: DomainFile, locate_value: Locate
 ) -> tuple[dict[FieldPath, Condition], list[SkillIssue]]:
-    all_inputs = {n for t in skill.tools for n in t.input_names()}
+    names = [input_names(t) for t in skill.tools]
+    # One tool's unreadable schema (already an error) must not make every condition that
+    # reads its arguments an error too: then names are not checked.
+    all_inputs = None if None in names else {n for found in names if found for n in found}
     compiled: dict[FieldPath, Condition] = {}
     issues: list[SkillIssue] = []
     for path, text, tool in condition_sites(skill):
-        known = RUNTIME_NAMES | (set(tool.input_names()) if tool else all_inputs)
+        scope = input_names(tool) if tool else all_inputs
+        known = None if scope is None else RUNTIME_NAMES | frozenset(scope)
         try:
-            compiled[path] = _compile(text, frozenset(known))
+            compiled[path] = _compile(text, known)
         except ConditionSyntaxError as exc:
             col = f" (column {exc.column} of the condition)" if exc.column else ""
             issues.append(

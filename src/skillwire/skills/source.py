@@ -242,17 +242,20 @@ def _json_scan_issues(text: str, file: str) -> list[SkillIssue]:
 
 
 def _too_deep(data: Any) -> bool:
-    if not isinstance(data, dict | list):
-        return False
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        node, depth = stack.pop()
-        for child in node.values() if isinstance(node, dict) else node:
-            if isinstance(child, dict | list):
-                if depth >= MAX_DEPTH:
-                    return True
-                stack.append((child, depth + 1))
-    return False
+    """Whether a container sits deeper than MAX_DEPTH (the root container is level 1).
+
+    Level by level, looking only at containers: parsed JSON holds exact dicts and lists."""
+    level = [data] if type(data) is dict or type(data) is list else []
+    for _ in range(MAX_DEPTH):
+        below = []
+        for node in level:
+            for child in node.values() if type(node) is dict else node:
+                if type(child) is dict or type(child) is list:
+                    below.append(child)
+        if not below:
+            return False
+        level = below
+    return True
 
 
 # ---------------------------------------------------------------- YAML

@@ -14,6 +14,7 @@ import importlib.util
 import inspect
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -57,38 +58,71 @@ def resolve_callable(path: str, root: Path | None) -> Any:
     return obj
 
 
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """A resolved callable and how to call it."""
+
+    fn: Any
+    is_async: bool
+    takes_key: bool
+
+
+_TARGETS: dict[tuple[str, str | None], _Target] = {}
+
+
+def _target(path: str, root: Path | None) -> _Target:
+    """The callable ``path`` names, resolved once per (path, skill folder)."""
+    key = (path, None if root is None else str(root))
+    found = _TARGETS.get(key)
+    if found is None:
+        fn = resolve_callable(path, root)
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        takes_key = any(
+            p.name == "idempotency_key" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params
+        )
+        is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
+        )
+        found = _Target(fn, is_async, takes_key)
+        _TARGETS[key] = found
+    return found
+
+
 class PythonCallableExecutor:
     """Runs ``python`` executors."""
 
     async def execute(
         self, tool: Tool, args: dict[str, Any], *, idempotency_key: str, skill_root: Path | None
     ) -> ToolOutcome:
-        """Call the function with the arguments as keywords; errors become outcomes."""
+        """Call the function with the arguments as keywords; errors become outcomes.
+
+        The result must be JSON data; it is returned in its plain JSON form (tuples
+        become lists), so that what the job stores reads back equal.
+        """
         spec = tool.executor
         if not isinstance(spec, PythonExecutor):
             return ToolOutcome(False, error=f"{tool.name} has no python executor")
         try:
-            fn = resolve_callable(spec.callable, skill_root)
-        except (ImportError, AttributeError, TypeError) as exc:
+            target = _target(spec.callable, skill_root)
+        except (ImportError, AttributeError, TypeError, SyntaxError) as exc:
             return ToolOutcome(False, error=f"cannot load {spec.callable}: {exc}")
         kwargs = dict(args)
-        try:
-            params = inspect.signature(fn).parameters
-        except (TypeError, ValueError):
-            params = {}  # type: ignore[assignment]
-        if "idempotency_key" in params or any(
-            p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
-        ):
+        if target.takes_key:
             kwargs["idempotency_key"] = idempotency_key
         try:
-            if inspect.iscoroutinefunction(fn):
-                result = await fn(**kwargs)
+            if target.is_async:
+                result = await target.fn(**kwargs)
             else:
-                result = await asyncio.to_thread(fn, **kwargs)
+                result = await asyncio.to_thread(target.fn, **kwargs)
+                if inspect.isawaitable(result):
+                    result = await result
         except Exception as exc:
             return ToolOutcome(False, error=f"{type(exc).__name__}: {exc}")
         try:
-            json.dumps(result)
+            plain = json.loads(json.dumps(result, allow_nan=False))
         except (TypeError, ValueError) as exc:
             return ToolOutcome(False, error=f"result of {tool.name} is not JSON: {exc}")
-        return ToolOutcome(True, result=result)
+        return ToolOutcome(True, result=plain)

@@ -1,0 +1,138 @@
+"""Many jobs at once: 1,000 refund jobs against a model that takes 200 ms per call.
+
+Run ``python -m bench.concurrency``. Every job is the refund of
+``bench.job_overhead`` (intent, two python tools, a pause for a supervisor's approval,
+the resume, the refund, the answer, the finalization gate, the polisher: seven model
+calls), all started at once in one process on one SQLite file, then all resumed at
+once. The model waits ``--latency`` seconds per call without holding the loop
+(``asyncio.sleep``), as a remote model does, and answers from the request (so one model
+serves every job). A job's calls follow one another, so no job can finish sooner than
+``calls per job x latency``: that is the ideal. One JSON line is printed::
+
+    {"bench": "concurrency", "jobs": 1000, "wall_s": 1.71, "ideal_s": 1.4,
+     "ratio": 1.22, "model_calls": 7000, ...}
+
+The target is a ratio under 1.5 (the engine's own work for 1,000 jobs fits in the
+model's waiting time). The exit status is 1 when a job does not end as expected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.job_overhead import MESSAGE, REPLIES, SKILL
+from skillwire.core.chat import ChatRequest, ChatResponse, ToolCall
+from skillwire.core.job import JobStatus, OutcomeClass
+from skillwire.engine import EngineLimits, Runtime
+from skillwire.skills import load_skill
+from skillwire.store import SQLiteJobStore
+from skillwire.testing import FunctionModel
+
+CALLS_PER_JOB = len(REPLIES)
+
+
+def _planner_replies() -> list[ToolCall]:
+    calls = []
+    for reply in REPLIES:
+        if reply["stage"] == "planner":
+            call = reply["tool_call"]
+            calls.append(
+                ToolCall(call["name"], call["arguments"], json.dumps(call["arguments"]), call["id"])
+            )
+    return calls
+
+
+PLANNER = _planner_replies()
+BY_STAGE = {r["stage"]: r for r in REPLIES if r["stage"] != "planner"}
+
+
+def answer(request: ChatRequest) -> ChatResponse:
+    """The scripted reply for ``request``: the planner's step is the number of tool
+    results it has seen so far."""
+    if request.stage == "planner":
+        step = sum(1 for m in request.messages if m.role == "tool")
+        return ChatResponse(tool_calls=(PLANNER[step],), finish_reason="tool_calls")
+    reply = BY_STAGE[request.stage]
+    text = json.dumps(reply["json"]) if "json" in reply else str(reply["text"])
+    return ChatResponse(text=text, finish_reason="stop")
+
+
+def remote_model(latency: float) -> FunctionModel:
+    """A model that answers after ``latency`` seconds, without blocking the loop."""
+
+    async def remote(request: ChatRequest) -> ChatResponse:
+        await asyncio.sleep(latency)
+        return answer(request)
+
+    return FunctionModel(remote, name="remote")
+
+
+async def measure(jobs: int, latency: float, folder: Path) -> dict[str, Any]:
+    """Start ``jobs`` jobs at once, resume them all at once; the figures as a dict."""
+    skill = load_skill(SKILL)
+    store = SQLiteJobStore(folder / "jobs.db")
+    model = remote_model(latency)
+    runtime = Runtime(store, model, limits=EngineLimits())
+    try:
+        # one job first, so that the skill's gate is compiled before the clock starts
+        warm = await runtime.start(skill, MESSAGE, detail=False)
+        await runtime.resume(warm.id, approval="approve", role="supervisor", detail=False)
+        model.calls.clear()
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        started = await asyncio.gather(
+            *(
+                runtime.start(skill, MESSAGE, context={"user_id": f"u{i}"}, detail=False)
+                for i in range(jobs)
+            )
+        )
+        paused_at = time.perf_counter() - wall0
+        bad = [j.id for j in started if j.record.outcome_class != OutcomeClass.APPROVAL_REQUIRED]
+        ended = await asyncio.gather(
+            *(
+                runtime.resume(j.id, approval="approve", role="supervisor", detail=False)
+                for j in started
+            )
+        )
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        bad += [j.id for j in ended if j.status is not JobStatus.COMPLETED]
+        ideal = CALLS_PER_JOB * latency
+        return {
+            "bench": "concurrency",
+            "jobs": jobs,
+            "latency_ms": round(latency * 1000, 1),
+            "wall_s": round(wall, 3),
+            "ideal_s": round(ideal, 3),
+            "ratio": round(wall / ideal, 3),
+            "all_paused_s": round(paused_at, 3),
+            "cpu_s": round(cpu, 3),
+            "model_calls": len(model.calls),
+            "failed_jobs": len(bad),
+            "target_ratio": 1.5,
+            "python": platform.python_version(),
+        }
+    finally:
+        await store.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse options, run, print one JSON line."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--jobs", type=int, default=1000, help="jobs at once")
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
+    ns = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="skillwire-bench-") as tmp:
+        result = asyncio.run(measure(ns.jobs, ns.latency, Path(tmp)))
+    print(json.dumps(result))
+    if result["failed_jobs"]:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

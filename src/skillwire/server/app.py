@@ -1,0 +1,193 @@
+"""``create_app(settings)``: the HTTP API and the web page of ``skillwire serve``.
+
+    app = create_app(ServerSettings(skill_paths=[Path("examples")], db=Path("jobs.db")))
+
+One SQLite store is shared by one runtime per skill (its models chosen by
+``assembly.choose_models``, offline by default; tests inject ``models``). The API is under
+``/api`` (OpenAPI document at ``/api/openapi.json``, browsable at ``/api/docs``); the page
+is at ``/``. See docs/server.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+import skillwire
+from skillwire.config import SkillwireConfig
+from skillwire.server.auth import KeyRing
+from skillwire.server.context import ServerContext
+from skillwire.server.errors import install_error_handlers
+from skillwire.server.presenters import humanize, pretty
+from skillwire.server.service import JobService, ModelFactory
+from skillwire.server.signals import JobSignals, SignallingStore
+from skillwire.server.skillbook import SkillBook
+from skillwire.skills import Skill
+from skillwire.store import SQLiteJobStore
+
+__all__ = ["ServerSettings", "create_app"]
+
+log = logging.getLogger("skillwire.server")
+
+HERE = Path(__file__).resolve().parent
+
+_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
+    "object-src 'none'"
+)
+
+
+@dataclass
+class ServerSettings:
+    """How to build the server."""
+
+    skill_paths: list[Path]
+    """Skill files or folders to offer."""
+    db: Path
+    """The SQLite file of jobs (created if needed)."""
+    config: SkillwireConfig = field(default_factory=SkillwireConfig)
+    """``skillwire.toml``: models, and ``[server]`` keys and ``sync_wait``."""
+    dev_key: str | None = None
+    """``--dev``: one more key, whose principal holds every role."""
+    models: ModelFactory | None = None
+    """The models of a skill's jobs (default: ``choose_models`` per skill)."""
+    sync_wait: float | None = None
+    """Overrides ``config.server.sync_wait``."""
+    recover_on_start: bool = True
+    """Continue jobs a stopped server left queued or running (one server per file)."""
+    secure_cookies: bool = False
+    """Mark the login cookie ``Secure`` (serve over HTTPS)."""
+    poll_seconds: float = 2.0
+    """A stream's longest wait without a signal (catches other processes' writes)."""
+
+
+def _default_models(config: SkillwireConfig) -> ModelFactory:
+    from skillwire.assembly import ModelChoice, choose_models
+
+    def models(skill: Skill) -> ModelChoice:
+        return choose_models(None, skill=skill, config=config)
+
+    return models
+
+
+def _templates() -> Jinja2Templates:
+    templates = Jinja2Templates(directory=HERE / "templates")
+    templates.env.filters["pretty"] = pretty
+    templates.env.filters["humanize"] = humanize
+    templates.env.globals["version"] = skillwire.__version__
+    return templates
+
+
+def create_app(settings: ServerSettings) -> FastAPI:
+    """The FastAPI application (the store is opened here, closed at shutdown)."""
+    from skillwire.server import events, jobs, page, page_job, skills
+
+    settings.db.parent.mkdir(parents=True, exist_ok=True)
+    signals = JobSignals()
+    store = SignallingStore(SQLiteJobStore(settings.db), signals)
+    book = SkillBook(settings.skill_paths)
+    service = JobService(
+        store,
+        book,
+        settings.models or _default_models(settings.config),
+        sync_wait=(
+            settings.sync_wait
+            if settings.sync_wait is not None
+            else settings.config.server.sync_wait
+        ),
+    )
+    keys = KeyRing(
+        settings.config.server.keys,
+        dev_key=settings.dev_key,
+        approver_roles=service.all_approver_roles,
+    )
+    ctx = ServerContext(
+        service=service,
+        store=store,
+        signals=signals,
+        keys=keys,
+        templates=_templates(),
+        dev=settings.dev_key is not None,
+        secure_cookies=settings.secure_cookies,
+        poll_seconds=settings.poll_seconds,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.recover_on_start:
+            task = asyncio.get_running_loop().create_task(service.recover_all())
+            ctx.background.add(task)
+            task.add_done_callback(ctx.background.discard)
+        try:
+            yield
+        finally:
+            ctx.closing = True
+            still = await service.drain(timeout=5.0)
+            if still:
+                log.warning("%s jobs still running at shutdown: recovered at next start", still)
+            await store.close()
+
+    app = FastAPI(
+        title="skillwire",
+        version=skillwire.__version__,
+        summary="Run LLM agent jobs governed by declarative skills.",
+        description=(
+            "Start jobs on skills, answer the input they wait for, approve or deny the calls "
+            "they wait on, and follow their events live. Authenticate with "
+            '`Authorization: Bearer <key>`. Errors are `{"error": {"code", "message"}}`.'
+        ),
+        docs_url="/api/docs",
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+        lifespan=lifespan,
+    )
+    app.state.skillwire = ctx
+    install_error_handlers(app)
+    app.include_router(jobs.router)
+    app.include_router(events.router)
+    app.include_router(skills.router)
+    app.include_router(page.router)
+    app.include_router(page_job.router)
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+
+    app.add_middleware(SecurityHeaders)
+    return app
+
+
+class SecurityHeaders:
+    """Adds ``nosniff``, a referrer policy and, outside ``/api/docs`` (which loads its
+    viewer from a CDN), a strict content security policy. Plain ASGI, so streams stay
+    streams."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on; add the headers to the response's start."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        strict = not str(scope.get("path", "")).startswith("/api/docs")
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers.setdefault("X-Content-Type-Options", "nosniff")
+                headers.setdefault("Referrer-Policy", "same-origin")
+                if strict:
+                    headers.setdefault("Content-Security-Policy", _CSP)
+                    headers.setdefault("X-Frame-Options", "DENY")
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

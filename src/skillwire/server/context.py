@@ -1,0 +1,86 @@
+"""What every route reaches: the server's parts, and who is calling.
+
+:class:`ServerContext` is kept on ``app.state.skillwire``; the dependencies here read it
+and identify the caller from ``Authorization: Bearer <key>`` or the page's cookie.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.templating import Jinja2Templates
+
+from skillwire.core.store import JobStore
+from skillwire.server.auth import COOKIE_NAME, KeyRing, Principal
+from skillwire.server.service import JobService
+from skillwire.server.signals import JobSignals
+
+__all__ = [
+    "ApiPrincipal",
+    "NotAuthenticated",
+    "PagePrincipal",
+    "ServerContext",
+    "api_principal",
+    "context_of",
+    "page_principal",
+]
+
+
+@dataclass
+class ServerContext:
+    """The server's parts, built once by ``create_app``."""
+
+    service: JobService
+    store: JobStore
+    signals: JobSignals
+    keys: KeyRing
+    templates: Jinja2Templates
+    dev: bool = False
+    secure_cookies: bool = False
+    poll_seconds: float = 2.0
+    """The longest a stream waits without a signal (catches other processes' writes)."""
+    closing: bool = False
+    background: set[object] = field(default_factory=set)
+
+
+class NotAuthenticated(Exception):  # noqa: N818 - mapped to 401 (API) or the login page
+    """No key, or a key that is not configured."""
+
+
+def context_of(request: Request) -> ServerContext:
+    """The server context of the app serving ``request``."""
+    ctx: ServerContext = request.app.state.skillwire
+    return ctx
+
+
+_bearer = HTTPBearer(
+    auto_error=False,
+    description="An API key from skillwire.toml's [[server.keys]]: `Authorization: Bearer <key>`.",
+)
+
+
+def api_principal(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    """The caller of an API route: the bearer key, else the page's cookie."""
+    key = credentials.credentials if credentials is not None else request.cookies.get(COOKIE_NAME)
+    principal = context_of(request).keys.identify(key)
+    if principal is None:
+        raise NotAuthenticated("a valid API key is required: Authorization: Bearer <key>")
+    return principal
+
+
+def page_principal(request: Request) -> Principal:
+    """The caller of a page route: the login cookie."""
+    principal = context_of(request).keys.identify(request.cookies.get(COOKIE_NAME))
+    if principal is None:
+        raise NotAuthenticated("log in with your API key")
+    return principal
+
+
+ApiPrincipal = Annotated[Principal, Depends(api_principal)]
+PagePrincipal = Annotated[Principal, Depends(page_principal)]

@@ -1,0 +1,177 @@
+"""Every error as ``{"error": {"code": ..., "message": ...}}`` (the API) or a page.
+
+A caller's mistake is a 4xx; only the server's own failure is a 500, and it never
+carries a traceback (that goes to the log)::
+
+    NotAuthenticated          401 unauthorized (the page: to the login form)
+    UsageError                400 bad_request
+    ├── NotFoundError         404 not_found
+    ├── ForbiddenError        403 forbidden
+    └── ConflictError         409 conflict
+    SkillError                422 skill_error (details: the skill's issues)
+    RequestValidationError    422 invalid_request (details: per-field problems)
+    HTTPException             its status (not_found, method_not_allowed ...)
+    ServiceUnavailable        503 model_unavailable
+    anything else             500 internal_error
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException
+
+from skillwire.core.issues import (
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    SkillError,
+    UsageError,
+)
+from skillwire.server.context import NotAuthenticated, context_of
+from skillwire.server.payloads import ErrorOut
+from skillwire.server.service import ServiceUnavailable
+
+__all__ = ["error_responses", "install_error_handlers"]
+
+log = logging.getLogger("skillwire.server")
+
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    413: "too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+    429: "too_many_requests",
+    503: "unavailable",
+}
+_DESCRIPTIONS = {
+    400: "A malformed request",
+    401: "No valid API key",
+    403: "The caller's roles do not allow this",
+    404: "No such job or skill (or not visible to the caller)",
+    409: "The job is not in a state that allows this, or it changed meanwhile",
+    422: "The request body or parameters do not match the schema",
+    503: "The skill's model is not usable now",
+}
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries for ``codes``, all with the error body."""
+    return {c: {"model": ErrorOut, "description": _DESCRIPTIONS.get(c, "Error")} for c in codes}
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+def _body(code: str, message: str, details: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        error["details"] = details
+    return {"error": error}
+
+
+def _respond(
+    request: Request,
+    status: int,
+    code: str,
+    message: str,
+    details: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    if _is_api(request) or "text/html" not in request.headers.get("accept", ""):
+        return JSONResponse(_body(code, message, details), status_code=status, headers=headers)
+    templates = context_of(request).templates
+    return templates.TemplateResponse(
+        request,
+        "error.html",
+        {"status": status, "code": code, "message": message, "principal": None},
+        status_code=status,
+        headers=headers,
+    )
+
+
+def _usage_status(exc: UsageError) -> tuple[int, str]:
+    if isinstance(exc, NotFoundError):
+        return 404, "not_found"
+    if isinstance(exc, ForbiddenError):
+        return 403, "forbidden"
+    if isinstance(exc, ConflictError):
+        return 409, "conflict"
+    return 400, "bad_request"
+
+
+def _validation_details(exc: RequestValidationError) -> list[dict[str, Any]]:
+    return [
+        {
+            "loc": [str(p) for p in e.get("loc", ())],
+            "msg": str(e.get("msg", "")),
+            "type": e.get("type"),
+        }
+        for e in exc.errors()
+    ]
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers of the module docstring on ``app``."""
+
+    @app.exception_handler(NotAuthenticated)
+    async def _unauthenticated(request: Request, exc: NotAuthenticated) -> Response:
+        if _is_api(request):
+            return JSONResponse(
+                _body("unauthorized", str(exc)),
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        target = "/login?next=" + quote(request.url.path, safe="/")
+        if request.headers.get("hx-request"):
+            return Response(status_code=401, headers={"HX-Redirect": target})
+        return RedirectResponse(target, status_code=303)
+
+    @app.exception_handler(UsageError)
+    async def _usage(request: Request, exc: UsageError) -> Response:
+        status, code = _usage_status(exc)
+        return _respond(request, status, code, str(exc))
+
+    @app.exception_handler(SkillError)
+    async def _skill(request: Request, exc: SkillError) -> Response:
+        details = [dict(i.to_dict()) for i in exc.issues]
+        return _respond(request, 422, "skill_error", "the skill has errors", details)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        details = _validation_details(exc)
+        first = details[0] if details else {"loc": [], "msg": "invalid request"}
+        where = ".".join(first["loc"])
+        return _respond(
+            request, 422, "invalid_request", f"{where}: {first['msg']}".strip(": "), details
+        )
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> Response:
+        code = _HTTP_CODES.get(exc.status_code, "error")
+        message = str(exc.detail) if exc.detail else code.replace("_", " ")
+        headers = dict(exc.headers) if exc.headers else None
+        return _respond(request, exc.status_code, code, message, headers=headers)
+
+    @app.exception_handler(ServiceUnavailable)
+    async def _unavailable(request: Request, exc: ServiceUnavailable) -> Response:
+        return _respond(request, 503, "model_unavailable", str(exc))
+
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception) -> Response:
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        return _respond(
+            request, 500, "internal_error", "the server failed; the details are in its log"
+        )

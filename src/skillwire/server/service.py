@@ -1,0 +1,352 @@
+"""What the API and the page do with jobs, and who may do it: one place for both.
+
+Every operation takes the calling :class:`~skillwire.server.auth.Principal` and applies
+the role rules before it touches a job:
+
+- a job is visible to its owner, to an admin, to a principal holding the approver role
+  it waits for, and to the holders of a role that approved or denied one of its calls;
+  an invisible job is "not found" (its existence is not disclosed);
+- input is given by the job's owner (an operator's question, by an admin);
+- an approval or a denial is given only by a holder of the role the rule names;
+- ``context`` for a new job is set by an admin only (rules may read it).
+
+Starting or resuming a job runs it in a background task; the request waits up to
+``sync_wait`` seconds for it to pause or end (offline and scripted jobs take
+milliseconds) and otherwise answers with the job as it is, still running (202). The
+task goes on; the job's events stream meanwhile. A job left ``queued`` or ``running``
+by a stopped server is recovered at the next start (:meth:`JobService.recover_all`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from skillwire.assembly import ModelChoice
+from skillwire.core.issues import ConflictError, ForbiddenError, NotFoundError, UsageError
+from skillwire.core.job import Event, JobRecord, JobStatus, OutcomeClass
+from skillwire.core.store import JobStore
+from skillwire.engine import JobView, Runtime
+from skillwire.server.auth import Principal
+from skillwire.server.signals import creation_watch
+from skillwire.server.skillbook import SkillBook
+from skillwire.skills import Skill
+
+__all__ = ["INBOX_SCAN_LIMIT", "JobService", "ModelFactory", "Outcome", "ServiceUnavailable"]
+
+log = logging.getLogger("skillwire.server")
+
+ModelFactory = Callable[[Skill], ModelChoice]
+"""The models a skill's jobs run on (default: ``assembly.choose_models`` per skill)."""
+
+INBOX_SCAN_LIMIT = 5000
+"""At most this many paused jobs are read to build an approvals inbox."""
+
+_DECISION_KINDS = frozenset({"approval_granted", "approval_denied"})
+
+
+class ServiceUnavailable(Exception):  # noqa: N818 - mapped to HTTP 503
+    """The server cannot run a skill's jobs now (its model is not usable)."""
+
+
+@dataclass
+class Outcome:
+    """A job after a start or a resume; ``finished`` is False while it still runs."""
+
+    view: JobView
+    finished: bool
+
+
+def may_see(principal: Principal, record: JobRecord, events: list[Event]) -> bool:
+    """Whether ``principal`` may see the job (see the module docstring)."""
+    if principal.is_admin or record.owner == principal.name:
+        return True
+    waiting = record.waiting
+    if (
+        record.status is JobStatus.PAUSED
+        and waiting is not None
+        and waiting.approver
+        and principal.has(waiting.approver)
+    ):
+        return True
+    return any(e.kind in _DECISION_KINDS and e.data.get("role") in principal.roles for e in events)
+
+
+def waits_for_input(record: JobRecord) -> bool:
+    """Spec 001's UI contract: paused, ``USER_ACTION_REQUIRED``, a ``reason_code``."""
+    return (
+        record.status is JobStatus.PAUSED
+        and record.outcome_class is OutcomeClass.USER_ACTION_REQUIRED
+        and record.waiting is not None
+        and bool(record.waiting.reason_code)
+    )
+
+
+def waits_for_approval_by(principal: Principal, record: JobRecord) -> bool:
+    """Paused for an approval that ``principal`` may give."""
+    waiting = record.waiting
+    return (
+        record.status is JobStatus.PAUSED
+        and record.outcome_class is OutcomeClass.APPROVAL_REQUIRED
+        and waiting is not None
+        and bool(waiting.approver)
+        and principal.has(str(waiting.approver))
+    )
+
+
+class JobService:
+    """Jobs through the runtimes, one runtime per skill version over one shared store."""
+
+    def __init__(
+        self,
+        store: JobStore,
+        book: SkillBook,
+        models: ModelFactory,
+        *,
+        sync_wait: float = 10.0,
+    ) -> None:
+        self.store = store
+        self.book = book
+        self.sync_wait = sync_wait
+        self._models = models
+        self._runtimes: dict[str, tuple[Skill, Runtime]] = {}
+        self._tasks: set[asyncio.Task[JobView]] = set()
+
+    # -- runtimes and skills -----------------------------------------------------------
+
+    def runtime_for(self, skill: Skill) -> Runtime:
+        """The runtime of ``skill`` (built again when a reload replaced the skill)."""
+        cached = self._runtimes.get(skill.id)
+        if cached is not None and cached[0] is skill:
+            return cached[1]
+        try:
+            choice = self._models(skill)
+        except UsageError as exc:
+            raise ServiceUnavailable(f"skill '{skill.id}': {exc}") from None
+        for note in choice.notes:
+            log.info("skill %s: %s", skill.id, note)
+        runtime = Runtime(
+            self.store, choice.model, gate_model=choice.gate_model, skills=self.skill_of
+        )
+        self._runtimes[skill.id] = (skill, runtime)
+        return runtime
+
+    def skill_of(self, record: JobRecord) -> Skill:
+        """The skill of a stored job: offered or retired, else loaded from its source."""
+        skill = self.book.known(record.skill_id)
+        if skill is not None:
+            return skill
+        source = str(record.state.get("skill_source") or "")
+        if source and Path(source).exists():
+            from skillwire.skills import load_skill
+
+            return load_skill(source)
+        raise ConflictError(
+            f"job {record.id}: its skill '{record.skill_id}' is not loaded here "
+            "(add its path to the server's skills)"
+        )
+
+    def approver_roles(self, skill: Skill) -> list[str]:
+        """The roles the skill's rules name as approvers."""
+        gate = self.runtime_for(skill).gate_for(skill)
+        return sorted({r.approver for r in gate.policy.rules if r.approver})
+
+    def all_approver_roles(self) -> set[str]:
+        """The approver roles of every offered skill (a skill that cannot run is skipped)."""
+        roles: set[str] = set()
+        for skill in self.book.skills():
+            try:
+                roles.update(self.approver_roles(skill))
+            except ServiceUnavailable:
+                continue
+        return roles
+
+    # -- reading -----------------------------------------------------------------------
+
+    async def view(self, principal: Principal, job_id: str) -> JobView:
+        """The job, if ``principal`` may see it; NotFoundError otherwise."""
+        record = await self.store.get(job_id)
+        if record is None:
+            raise NotFoundError(f"no job '{job_id}'")
+        events = await self.store.events(job_id)
+        if not may_see(principal, record, events):
+            raise NotFoundError(f"no job '{job_id}'")
+        return JobView(record, events, await self.store.model_calls(job_id))
+
+    async def list_jobs(
+        self,
+        principal: Principal,
+        *,
+        status: JobStatus | None = None,
+        skill_id: str | None = None,
+        owner: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[JobRecord]:
+        """The principal's own jobs, newest first; an admin's: everyone's (or ``owner``'s)."""
+        if not principal.is_admin:
+            if owner is not None and owner != principal.name:
+                raise ForbiddenError("only an admin may list other principals' jobs")
+            owner = principal.name
+        return await self.store.list(
+            owner=owner, status=status, skill_id=skill_id, limit=limit, offset=offset
+        )
+
+    async def inbox(self, principal: Principal, *, limit: int = 100) -> list[JobRecord]:
+        """Jobs waiting for an approval that ``principal`` may give, oldest request first."""
+        if not principal.approver_roles:
+            return []
+        found: list[JobRecord] = []
+        offset, page = 0, 500
+        while offset < INBOX_SCAN_LIMIT:
+            batch = await self.store.list(status=JobStatus.PAUSED, limit=page, offset=offset)
+            found.extend(r for r in batch if waits_for_approval_by(principal, r))
+            if len(batch) < page:
+                break
+            offset += page
+        found.sort(key=lambda r: r.waiting.created_at if r.waiting else r.updated_at)
+        return found[:limit]
+
+    # -- changing ----------------------------------------------------------------------
+
+    async def start(
+        self,
+        principal: Principal,
+        skill_id: str,
+        message: str,
+        context: Mapping[str, Any] | None = None,
+    ) -> Outcome:
+        """Start a job on ``skill_id`` owned by ``principal``."""
+        if not principal.can_start:
+            raise ForbiddenError("starting a job needs the role 'user'")
+        if context and not principal.is_admin:
+            raise ForbiddenError("only an admin may set a job's context (rules may read it)")
+        if not message.strip():
+            raise UsageError("the message is empty")
+        skill = self.book.get(skill_id)
+        runtime = self.runtime_for(skill)
+        ctx = {**(context or {}), "user_id": principal.name}
+        with creation_watch() as created:
+            task = self._spawn(runtime.start(skill, message, context=ctx, owner=principal.name))
+        first: set[asyncio.Future[Any]] = {task, created}
+        await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            return Outcome(task.result(), True)
+        return await self._settle(task, runtime, created.result())
+
+    async def answer(
+        self,
+        principal: Principal,
+        job_id: str,
+        values: Mapping[str, Any],
+        correlation_id: str | None = None,
+    ) -> Outcome:
+        """Give a paused job the input it waits for."""
+        record = (await self.view(principal, job_id)).record
+        if record.status is not JobStatus.PAUSED or record.waiting is None:
+            raise ConflictError(f"job {job_id} is {record.status}, not waiting for input")
+        if record.outcome_class is OutcomeClass.APPROVAL_REQUIRED:
+            raise ConflictError(
+                f"job {job_id} waits for an approval by {record.waiting.approver}, not for input"
+            )
+        if record.outcome_class is OutcomeClass.OPERATOR_ACTION_REQUIRED:
+            if not principal.is_admin:
+                raise ForbiddenError("only an admin may answer an operator's question")
+        elif record.owner != principal.name:
+            raise ForbiddenError("only the job's owner may answer its questions")
+        runtime = self.runtime_for(self.skill_of(record))
+        task = self._spawn(
+            runtime.resume(job_id, input=dict(values), correlation_id=correlation_id)
+        )
+        return await self._settle(task, runtime, job_id)
+
+    async def decide(
+        self,
+        principal: Principal,
+        job_id: str,
+        decision: Literal["approve", "deny"],
+        correlation_id: str | None = None,
+    ) -> Outcome:
+        """Approve or deny the call a paused job waits on, as the role the rule names."""
+        record = (await self.view(principal, job_id)).record
+        waiting = record.waiting
+        if (
+            record.status is not JobStatus.PAUSED
+            or record.outcome_class is not OutcomeClass.APPROVAL_REQUIRED
+            or waiting is None
+        ):
+            raise ConflictError(f"job {job_id} is not waiting for an approval")
+        approver = str(waiting.approver or "")
+        if not principal.has(approver):
+            raise ForbiddenError(
+                f"only the role '{approver}' may {decision} this call "
+                f"(you hold: {', '.join(sorted(principal.roles)) or 'no role'})"
+            )
+        log.info("%s: %s %ss %s", job_id, principal.name, decision, waiting.tool)
+        runtime = self.runtime_for(self.skill_of(record))
+        task = self._spawn(
+            runtime.resume(job_id, approval=decision, role=approver, correlation_id=correlation_id)
+        )
+        return await self._settle(task, runtime, job_id)
+
+    async def reload(self, principal: Principal) -> Any:
+        """Reload the skills (admin only); the :class:`ReloadOutcome`."""
+        if not principal.is_admin:
+            raise ForbiddenError("reloading skills needs the role 'admin'")
+        outcome = await self.book.reload()
+        log.info(
+            "skills reloaded: %s loaded, %s kept, %s removed",
+            len(outcome.loaded),
+            len(outcome.kept),
+            len(outcome.removed),
+        )
+        return outcome
+
+    # -- background work ---------------------------------------------------------------
+
+    def _spawn(self, work: Coroutine[Any, Any, JobView]) -> asyncio.Task[JobView]:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+        return task
+
+    def _finished(self, task: asyncio.Task[JobView]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None and not isinstance(exc, UsageError):
+            log.error("a job task failed", exc_info=exc)
+
+    async def _settle(self, task: asyncio.Task[JobView], runtime: Runtime, job_id: str) -> Outcome:
+        try:
+            view = await asyncio.wait_for(asyncio.shield(task), self.sync_wait)
+        except TimeoutError:
+            return Outcome(await runtime.view(job_id), False)
+        return Outcome(view, True)
+
+    async def recover_all(self) -> list[str]:
+        """Continue every job a stopped server left ``queued`` or ``running``."""
+        recovered: list[str] = []
+        for status in (JobStatus.QUEUED, JobStatus.RUNNING):
+            for record in await self.store.list(status=status, limit=10_000):
+                try:
+                    runtime = self.runtime_for(self.skill_of(record))
+                    await runtime.recover(record.id)
+                except Exception:
+                    log.exception("could not recover job %s", record.id)
+                    continue
+                recovered.append(record.id)
+        return recovered
+
+    async def drain(self, timeout: float) -> int:
+        """Wait up to ``timeout`` seconds for running jobs; how many are still running."""
+        pending = set(self._tasks)
+        if pending:
+            _, still = await asyncio.wait(pending, timeout=timeout)
+            return len(still)
+        return 0

@@ -1,0 +1,65 @@
+"""Helpers for the policy tests: skills written inline as YAML, gates built from them."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable
+from pathlib import Path
+
+from skillwire.policy import BasePolicy, Decision, Gate, ReasonCode, ToolRun
+from skillwire.skills import Skill, load_skill
+
+REFUND_TOOLS = """
+tools:
+  - name: verify_identity
+    inputs:
+      - {name: order_id, type: string, required: true, pattern: "^ORD-[0-9]{5}$"}
+  - name: check_eligibility
+    inputs:
+      - {name: order_id, type: string, required: true}
+      - {name: amount, type: number, required: true}
+  - name: process_refund
+    description: Process a customer refund
+    inputs:
+      - {name: order_id, type: string, required: true, description: "The order number"}
+      - {name: amount, type: number, required: true}
+      - {name: note, type: string}
+"""
+"""Three refund tools, for skills that only add policy."""
+
+
+def skill_from(tmp_path: Path, *parts: str, name: str = "domain.yaml") -> Skill:
+    """Write the YAML ``parts`` (each dedented on its own) to ``tmp_path/name``; load it."""
+    path = tmp_path / name
+    path.write_text("\n".join(textwrap.dedent(p).strip("\n") for p in parts) + "\n")
+    return load_skill(path)
+
+
+def gate_from(tmp_path: Path, *parts: str, base: BasePolicy | None = None) -> Gate:
+    """The gate of the skill written as ``parts``."""
+    return Gate.for_skill(skill_from(tmp_path, *parts), base=base)
+
+
+def runs(*tools: str, **args: object) -> list[ToolRun]:
+    """Successful runs of ``tools``, each with ``args``."""
+    return [ToolRun(t, dict(args), {"ok": True}) for t in tools]
+
+
+def codes(decision: Decision) -> list[ReasonCode]:
+    """The reason codes of a decision, in order."""
+    return [r.code for r in decision.reasons]
+
+
+def line_of(path: Path | str, needle: str) -> int:
+    """The 1-based number of the first line of ``path`` containing ``needle``."""
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        if needle in line:
+            return number
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def only(items: Iterable[object]) -> object:
+    """The single item of ``items``."""
+    found = list(items)
+    assert len(found) == 1, found
+    return found[0]

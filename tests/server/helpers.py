@@ -1,0 +1,86 @@
+"""Helpers of the server tests: principals and their keys, starting the refund job."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from skillwire.config import ServerConfig, ServerKey, SkillwireConfig
+from skillwire.server.auth import hash_key
+
+SKILL_ID = "refund-support"
+REFUND_750 = "I want a refund of $750"
+
+ROLES: dict[str, list[str]] = {
+    "alice": ["user"],
+    "bob": ["user"],
+    "sup": ["supervisor"],
+    "boss": ["admin"],
+    "root": ["user", "admin"],
+    "mgr": ["manager"],
+}
+"""Principals and their roles; each one's key is ``key-<name>``."""
+
+
+def key(name: str) -> str:
+    """The key of principal ``name``."""
+    return f"key-{name}"
+
+
+def auth(name: str) -> dict[str, str]:
+    """The Authorization header of principal ``name``."""
+    return {"Authorization": f"Bearer {key(name)}"}
+
+
+def server_config(sync_wait: float = 10.0) -> SkillwireConfig:
+    """A configuration with a key for every principal of :data:`ROLES`."""
+    keys = [
+        ServerKey(principal=name, roles=roles, key_sha256=hash_key(key(name)))
+        for name, roles in ROLES.items()
+    ]
+    return SkillwireConfig(server=ServerConfig(keys=keys, sync_wait=sync_wait))
+
+
+def start_refund(
+    client: TestClient, who: str = "alice", message: str = REFUND_750
+) -> dict[str, Any]:
+    """Start the refund job; it pauses for the order number."""
+    response = client.post(
+        "/api/jobs", headers=auth(who), json={"skill_id": SKILL_ID, "message": message}
+    )
+    assert response.status_code == 201, response.text
+    job: dict[str, Any] = response.json()
+    return job
+
+
+def give_order(client: TestClient, job_id: str, who: str = "alice") -> dict[str, Any]:
+    """Answer the order number; the job pauses for a supervisor's approval."""
+    response = client.post(
+        f"/api/jobs/{job_id}/input", headers=auth(who), json={"input": {"order_id": "ORD-12345"}}
+    )
+    assert response.status_code == 200, response.text
+    job: dict[str, Any] = response.json()
+    assert job["outcome_class"] == "APPROVAL_REQUIRED", job
+    return job
+
+
+def to_approval(client: TestClient, who: str = "alice") -> dict[str, Any]:
+    """A refund job paused for a supervisor's approval."""
+    return give_order(client, start_refund(client, who)["id"], who)
+
+
+def sse(text: str) -> list[dict[str, str]]:
+    """Parse a server-sent events body into ``{event, data, id}`` dicts (comments dropped)."""
+    out: list[dict[str, str]] = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        item: dict[str, str] = {}
+        for line in block.split("\n"):
+            if not line or line.startswith(":"):
+                continue
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            item[name] = item[name] + "\n" + value if name in item else value
+        if item:
+            out.append(item)
+    return out

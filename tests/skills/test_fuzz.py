@@ -1,0 +1,476 @@
+"""Robustness: no input makes a loader raise; every outcome is a report.
+
+Random text, truncations and character-level mutations of the examples, and random data
+shaped like the skill model (keys drawn from its real field names, values from the words
+it understands) all go through :func:`load_paths`, and a few through ``skillwire check``.
+The result must always be a report (ok, warnings or errors) and never a traceback; every
+error names its file, and a syntax error also its line.
+
+``SKILLWIRE_FUZZ_SCALE=10 pytest tests/skills/test_fuzz.py`` runs ten times the examples.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import os
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+from ruamel.yaml import YAML
+from tests.conftest import EXAMPLES
+from typer.testing import CliRunner
+
+from skillwire.cli_app import app
+from skillwire.core.issues import Severity, SkillIssue
+from skillwire.skills import LoadResult, load_paths
+from skillwire.skills.model import DomainFile, SkillManifest
+from skillwire.skills.model_package import (
+    SCHEMA_VERSIONS,
+    CredentialsFile,
+    GuardrailsFile,
+    PrerequisitesFile,
+    TestsFile,
+    ToolsFile,
+)
+
+_SCALE = max(1, int(os.environ.get("SKILLWIRE_FUZZ_SCALE", "1")))
+
+
+def examples(count: int) -> settings:
+    """Hypothesis settings: ``count`` examples (times the scale), no deadline (a loaded
+    machine must not turn into a failure), and no too-slow health check for the same
+    reason."""
+    return settings(
+        max_examples=count * _SCALE,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+
+
+REFUND_YAML = (EXAMPLES / "refund_support" / "domain.yaml").read_text(encoding="utf-8")
+PACKAGE = EXAMPLES / "refund_support_pkg"
+PACKAGE_FILES = {path.name: path.read_text(encoding="utf-8") for path in PACKAGE.iterdir()}
+SYNTAX_CODES = frozenset({"yaml-syntax", "json-syntax"})
+
+
+# ---------------------------------------------------------------- checking a result
+
+
+def check_result(result: LoadResult, root: Path) -> None:
+    """The invariants every load must keep, whatever it was given."""
+    assert result.report.skills, "a load always reports something"
+    for rep in result.report.skills:
+        assert rep.status in ("ok", "warnings", "errors")
+        if rep.loaded:
+            assert rep.status != "errors" and rep.skill_id in result.skills
+        for issue in rep.issues:
+            check_issue(issue, root)
+        json.dumps(rep.to_dict())  # what `skillwire check --json` prints
+    for skill_id, skill in result.skills.items():
+        assert skill.id == skill_id
+    json.dumps(result.report.to_dict())
+
+
+def check_issue(issue: SkillIssue, root: Path) -> None:
+    """An issue names a file under ``root``; a syntax error also names its line."""
+    assert isinstance(issue, SkillIssue)
+    assert issue.location.file.startswith(str(root)), issue
+    if issue.severity is Severity.ERROR:
+        assert issue.code, issue
+        assert issue.message, issue
+    if issue.code in SYNTAX_CODES:
+        assert issue.location.line >= 1, issue
+    str(issue)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FolderMaker]:
+    """A fresh folder per hypothesis example (function-scoped ``tmp_path`` would be shared
+    by every example of a test)."""
+    base = tmp_path_factory.mktemp("fuzz")
+    yield FolderMaker(base)
+
+
+class FolderMaker:
+    """Hands out new, empty folders under one base folder."""
+
+    def __init__(self, base: Path) -> None:
+        self._base = base
+        self._count = itertools.count()
+
+    def new(self) -> Path:
+        """A new empty folder."""
+        folder = self._base / f"case{next(self._count)}"
+        folder.mkdir()
+        return folder
+
+
+def load_file(folder: Path, name: str, content: str | bytes) -> Path:
+    """Write ``content`` as ``folder/name``, load it, check the result; return its path."""
+    path = folder / name
+    if isinstance(content, str):
+        path.write_text(content, encoding="utf-8", errors="surrogatepass", newline="")
+    else:
+        path.write_bytes(content)
+    check_result(load_paths([path]), folder)
+    return path
+
+
+def write_package(folder: Path, **changed: str | bytes | None) -> Path:
+    """A copy of the refund package in ``folder/pkg``; ``None`` drops a file."""
+    pkg = folder / "pkg"
+    pkg.mkdir()
+    for name, text in {**PACKAGE_FILES, **changed}.items():
+        if isinstance(text, bytes):
+            (pkg / name).write_bytes(text)
+        elif text is not None:
+            (pkg / name).write_text(text, encoding="utf-8", errors="surrogatepass", newline="")
+    return pkg
+
+
+# ---------------------------------------------------------------- strategies
+
+
+def mutate(text: str, edits: list[tuple[str, int, str]]) -> str:
+    """Apply character edits: ``("delete" | "insert" | "replace", position, char)``."""
+    for kind, at, char in edits:
+        at = at % (len(text) + 1)
+        if kind == "delete":
+            text = text[:at] + text[at + 1 :]
+        elif kind == "insert":
+            text = text[:at] + char + text[at:]
+        else:
+            text = text[:at] + char + text[at + 1 :]
+    return text
+
+
+SIGNIFICANT = st.sampled_from(
+    list(":-[]{}*&!|>'\"#,?%@`~ \n\t\r\\/.0123456789eE+ab_xyz") + ["\x00", "\x85", "\ufeff", "é"]
+)
+EDITS = st.lists(
+    st.tuples(
+        st.sampled_from(["delete", "insert", "replace"]),
+        st.integers(0, 1 << 16),
+        st.one_of(SIGNIFICANT, st.characters()),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+def model_names(*roots: type[BaseModel]) -> list[str]:
+    """Every field name and alias of ``roots`` and of the models they contain."""
+    names: set[str] = set()
+    seen: set[type[BaseModel]] = set()
+    todo = list(roots)
+    while todo:
+        model = todo.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        for name, field in model.model_fields.items():
+            names.add(field.alias or name)
+            todo.extend(_models_in(field.annotation))
+    return sorted(names)
+
+
+def _models_in(annotation: Any) -> Iterator[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+    for arg in typing.get_args(annotation):
+        yield from _models_in(arg)
+
+
+FIELD_NAMES = model_names(
+    DomainFile, SkillManifest, ToolsFile, GuardrailsFile, CredentialsFile, PrerequisitesFile
+) + model_names(TestsFile)
+WORDS = [
+    # literal values and references the model and the checks understand
+    *("always", "never", "conditional", "deny", "allow", "escalate", "require_approval"),
+    *("block", "require_input", "redirect", "reject", "python", "simulate", "shell_command"),
+    *("http_request", "mcp", "object", "string", "number", "integer", "array", "boolean"),
+    *("env", "command", "manual", "fail_fast", "restrictive", "upsert_tool", "text"),
+    *("add_global_allowlist_tool", "append_unique_guardrail_list", "choice", "standard"),
+    *("guardrails.shell.allowedPrefixes", "guardrails.filesystem.allowedWriteRoots"),
+    *("refund-support-pkg", "refund-support-pkg.process_refund", "process_refund"),
+    *("check_eligibility", "order_id", "amount", "supervisor", "mod:func", "#/x"),
+    *("https://example.com/s.json", "^[a-z]+$", "([", "refund_issued", "ORD-12345"),
+    # conditions, well and badly formed
+    *("amount > 500", "order_id == 'x'", " > ", "amount >> 1", "nope > 1", "always"),
+    *("file_path ends with '.lock'", "size(history) > 0", "foo(amount)", "amount >"),
+    *sorted({v for versions in SCHEMA_VERSIONS.values() for v in versions}),
+    "ayati-tools/v9",
+]
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False, width=32)
+    | st.sampled_from(WORDS)
+    | st.text(max_size=12)
+)
+SCHEMA_WORDS = ["properties", "additionalProperties", "patternProperties", "allOf", "$ref"]
+KEYS = st.sampled_from(FIELD_NAMES) | st.sampled_from(
+    ["_note", "requires_aproval", "x", *SCHEMA_WORDS]
+)
+DATA = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=6),
+    max_leaves=40,
+)
+MODEL_SHAPED = st.dictionaries(KEYS, DATA, min_size=1, max_size=8)
+
+
+def paths_in(data: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path to a value inside ``data`` (not the root), outermost first."""
+    found: list[tuple[Any, ...]] = []
+    if isinstance(data, dict | list):
+        for key, value in data.items() if isinstance(data, dict) else enumerate(data):
+            found.append((*prefix, key))
+            found.extend(paths_in(value, (*prefix, key)))
+    return found
+
+
+_DROP = object()
+
+
+def replaced(data: Any, path: tuple[Any, ...], value: Any) -> Any:
+    """A copy of ``data`` with the value at ``path`` replaced (or dropped: ``_DROP``)."""
+    copy = json.loads(json.dumps(data))
+    parent = copy
+    for part in path[:-1]:
+        parent = parent[part]
+    if value is _DROP:
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return copy
+
+
+REPLACEMENTS = st.one_of(st.just(_DROP), DATA)
+
+
+def to_yaml(data: Any) -> str:
+    """``data`` as block-style YAML."""
+    out = io.StringIO()
+    dumper = YAML(typ="safe", pure=True)
+    dumper.default_flow_style = False
+    dumper.dump(data, out)
+    return out.getvalue()
+
+
+# ---------------------------------------------------------------- (a) random text
+
+
+@examples(40)
+@given(st.one_of(st.text(), st.text(SIGNIFICANT, max_size=80), st.binary(max_size=80)))
+def test_random_text_as_yaml_never_raises(workdir: FolderMaker, content: str | bytes) -> None:
+    load_file(workdir.new(), "domain.yaml", content)
+
+
+@examples(40)
+@given(st.one_of(st.text(), st.text(SIGNIFICANT, max_size=80), st.binary(max_size=80)))
+def test_random_text_as_json_never_raises(workdir: FolderMaker, content: str | bytes) -> None:
+    load_file(workdir.new(), "skill.json", content)
+
+
+# ---------------------------------------------------------------- (b, c) the YAML example
+
+
+@examples(40)
+@given(st.integers(0, len(REFUND_YAML)))
+def test_truncated_yaml_example_never_raises(workdir: FolderMaker, cut: int) -> None:
+    load_file(workdir.new(), "domain.yaml", REFUND_YAML[:cut])
+
+
+@examples(20)
+@given(st.integers(0, len(REFUND_YAML.encode())))
+def test_byte_truncated_yaml_example_never_raises(workdir: FolderMaker, cut: int) -> None:
+    load_file(workdir.new(), "domain.yaml", REFUND_YAML.encode()[:cut])
+
+
+@examples(60)
+@given(EDITS)
+def test_mutated_yaml_example_never_raises(
+    workdir: FolderMaker, edits: list[tuple[str, int, str]]
+) -> None:
+    load_file(workdir.new(), "domain.yaml", mutate(REFUND_YAML, edits))
+
+
+# ---------------------------------------------------------------- (d) model-shaped data
+
+
+@examples(60)
+@given(MODEL_SHAPED, st.sampled_from(["domain.yaml", "skill.json"]))
+def test_model_shaped_data_never_raises(
+    workdir: FolderMaker, data: dict[str, Any], name: str
+) -> None:
+    text = json.dumps(data, indent=1) if name.endswith(".json") else to_yaml(data)
+    load_file(workdir.new(), name, text)
+
+
+@examples(60)
+@given(st.sampled_from(sorted(SCHEMA_VERSIONS)), MODEL_SHAPED, st.booleans())
+def test_model_shaped_package_file_never_raises(
+    workdir: FolderMaker, kind: str, data: dict[str, Any], keep_ids: bool
+) -> None:
+    if keep_ids:  # get past rule 1 and the skillId check, so validation goes deep
+        data["schemaVersion"] = SCHEMA_VERSIONS[kind][-1]
+        data["id" if kind == "skill" else "skillId"] = "refund-support-pkg"
+    name = "skill.json" if kind == "skill" else f"{kind}.json"
+    folder = workdir.new()
+    pkg = write_package(folder, **{name: json.dumps(data, indent=1)})
+    check_result(load_paths([pkg]), folder)
+
+
+REFUND_DATA = YAML(typ="safe", pure=True).load(REFUND_YAML)
+REFUND_PATHS = paths_in(REFUND_DATA)
+PACKAGE_DATA = {
+    name: json.loads(text) for name, text in PACKAGE_FILES.items() if name.endswith(".json")
+}
+PACKAGE_PATHS = [(name, path) for name, data in PACKAGE_DATA.items() for path in paths_in(data)]
+
+
+@examples(60)
+@given(st.sampled_from(REFUND_PATHS), REPLACEMENTS)
+def test_yaml_example_with_a_value_replaced_never_raises(
+    workdir: FolderMaker, path: tuple[Any, ...], value: Any
+) -> None:
+    load_file(workdir.new(), "domain.yaml", to_yaml(replaced(REFUND_DATA, path, value)))
+
+
+@examples(100)
+@given(st.sampled_from(PACKAGE_PATHS), REPLACEMENTS)
+def test_package_with_a_value_replaced_never_raises(
+    workdir: FolderMaker, where: tuple[str, tuple[Any, ...]], value: Any
+) -> None:
+    name, path = where
+    folder = workdir.new()
+    text = json.dumps(replaced(PACKAGE_DATA[name], path, value), indent=1)
+    pkg = write_package(folder, **{name: text})
+    check_result(load_paths([pkg]), folder)
+
+
+# ---------------------------------------------------------------- (e) the package example
+
+
+@examples(60)
+@given(st.sampled_from(sorted(PACKAGE_FILES)), st.integers(0, 1 << 16))
+def test_truncated_package_file_never_raises(workdir: FolderMaker, name: str, cut: int) -> None:
+    text = PACKAGE_FILES[name]
+    folder = workdir.new()
+    pkg = write_package(folder, **{name: text[: cut % (len(text) + 1)]})
+    check_result(load_paths([pkg]), folder)
+
+
+@examples(80)
+@given(st.sampled_from(sorted(PACKAGE_FILES)), EDITS)
+def test_mutated_package_file_never_raises(
+    workdir: FolderMaker, name: str, edits: list[tuple[str, int, str]]
+) -> None:
+    folder = workdir.new()
+    pkg = write_package(folder, **{name: mutate(PACKAGE_FILES[name], edits)})
+    check_result(load_paths([pkg]), folder)
+
+
+@examples(20)
+@given(st.sampled_from(sorted(PACKAGE_FILES)), st.binary(max_size=40))
+def test_package_file_replaced_by_bytes_never_raises(
+    workdir: FolderMaker, name: str, content: bytes
+) -> None:
+    folder = workdir.new()
+    pkg = write_package(folder, **{name: content})
+    check_result(load_paths([pkg]), folder)
+
+
+@pytest.mark.parametrize("name", sorted(PACKAGE_FILES))
+def test_package_without_one_file_never_raises(tmp_path: Path, name: str) -> None:
+    pkg = write_package(tmp_path, **{name: None})
+    check_result(load_paths([pkg]), tmp_path)
+
+
+def test_package_file_that_is_a_folder_never_raises(tmp_path: Path) -> None:
+    pkg = write_package(tmp_path, **{"tests.json": None, "skill.md": None})
+    (pkg / "tests.json").mkdir()
+    (pkg / "skill.md").mkdir()
+    check_result(load_paths([pkg]), tmp_path)
+
+
+# ---------------------------------------------------------------- hostile values
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"x": {"type": "string", "pattern": "(" * 3000}}},
+        {"type": "object", "properties": {"x": {"pattern": "(" * 2000 + ")" * 2000}}},
+        {"type": "object", "patternProperties": {"(" * 2000 + ")" * 2000: {}}},
+        {"type": "object", "properties": {"x": {"type": "string", "pattern": "a{99999999999}"}}},
+        {"type": "object", "minLength": 10**40, "multipleOf": 1e-300},
+    ],
+)
+def test_hostile_input_schema_is_an_error_not_a_traceback(
+    tmp_path: Path, schema: dict[str, Any]
+) -> None:
+    tools = json.loads(PACKAGE_FILES["tools.json"])
+    tools["tools"][0]["inputSchema"] = schema
+    pkg = write_package(tmp_path, **{"tools.json": json.dumps(tools)})
+    result = load_paths([pkg])
+    check_result(result, tmp_path)
+
+
+def test_hostile_tool_input_pattern_in_yaml(tmp_path: Path) -> None:
+    text = REFUND_YAML.replace('pattern: "^ORD-[0-9]{5}$"', "pattern: '" + "(" * 3000 + "'", 1)
+    load_file(tmp_path, "domain.yaml", text)
+
+
+def test_deep_condition_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    deep = "(" * 5000 + "amount" + ")" * 5000 + " > 500"
+    load_file(tmp_path, "domain.yaml", REFUND_YAML.replace("amount > 500", deep, 1))
+
+
+# ---------------------------------------------------------------- the command line
+
+
+@examples(15)
+@given(
+    st.one_of(
+        st.builds(mutate, st.just(REFUND_YAML), EDITS),
+        st.builds(to_yaml, MODEL_SHAPED),
+        st.text(SIGNIFICANT, max_size=60),
+    ),
+    st.sampled_from([[], ["--json"], ["--strict", "--verbose"]]),
+)
+def test_check_command_never_raises(workdir: FolderMaker, text: str, flags: list[str]) -> None:
+    folder = workdir.new()
+    path = folder / "domain.yaml"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass", newline="")
+    result = CliRunner().invoke(app, ["check", *flags, str(path)])
+    assert result.exit_code in (0, 1), result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    if "--json" in flags:
+        report = json.loads(result.output)
+        assert report["ok"] == (result.exit_code == 0)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["tools.json", "skill.json", "guardrails.json", "credentials.json", "tests.json"],
+)
+def test_check_command_on_a_truncated_package(tmp_path: Path, name: str) -> None:
+    text = PACKAGE_FILES[name]
+    pkg = write_package(tmp_path, **{name: text[: len(text) // 2]})
+    result = CliRunner().invoke(app, ["check", "--json", str(pkg)])
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.output)
+    issues = [i for s in report["skills"] for f in s["files"] for i in f["issues"]]
+    errors = [i for i in issues if i["severity"] == "error"]
+    assert errors and all(i["file"].endswith(name) and i["line"] >= 1 for i in errors), errors
