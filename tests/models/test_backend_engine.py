@@ -13,14 +13,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import EXAMPLES
+from tests.models import test_anthropic_wire as anth
+from tests.models import test_openai_wire as oai
+
 from skillwire.core.chat import ChatModel
 from skillwire.core.job import OutcomeClass
 from skillwire.engine import JobView, Runtime
 from skillwire.skills import load_skill
 from skillwire.store import SQLiteJobStore
-from tests.conftest import EXAMPLES
-from tests.models import test_anthropic_wire as anth
-from tests.models import test_openai_wire as oai
 
 ORDER = {"order_id": "ORD-12345"}
 REFUND = {"order_id": "ORD-12345", "amount": 120}

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from tests.conftest import EXAMPLES
 
 from skillwire.assembly import choose_models
 from skillwire.config import ModelConfig, load_config
@@ -13,7 +14,6 @@ from skillwire.core.issues import UsageError
 from skillwire.models.offline import OfflineModel
 from skillwire.models.registry import build_model, probe_model
 from skillwire.skills import load_skill
-from tests.conftest import EXAMPLES
 
 
 def write(tmp_path: Path, text: str) -> Path:

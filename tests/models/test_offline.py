@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import EXAMPLES
 
 from skillwire.core.chat import ChatMessage, ChatRequest
 from skillwire.core.job import JobStatus, OutcomeClass
@@ -18,7 +19,6 @@ from skillwire.models.offline.entities import extract_entities, shape_of
 from skillwire.models.offline.similarity import NgramIndex
 from skillwire.skills import load_skill
 from skillwire.store import SQLiteJobStore
-from tests.conftest import EXAMPLES
 
 SKILLS = [EXAMPLES / "refund_support" / "domain.yaml", EXAMPLES / "refund_support_pkg"]
 
