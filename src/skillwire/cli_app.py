@@ -111,8 +111,11 @@ def resume(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Give a paused job its input, or approve or deny its waiting call."""
-    from skillwire.cli_jobs import guard, parse_pairs, print_job, with_runtime
+    """Give a paused job its input, or approve or deny its waiting call.
+
+    Exits 2 with a message when the input is refused (the job waits on, unchanged).
+    """
+    from skillwire.cli_jobs import guard, parse_pairs, print_job, refused_input, with_runtime
     from skillwire.core.issues import UsageError
 
     def body() -> None:
@@ -133,6 +136,9 @@ def resume(
             lambda rt: rt.resume(job_id, input=values, approval=decision, role=as_role),
         )
         print_job(job, as_json)
+        refused = refused_input(job)
+        if refused:
+            raise UsageError(f"the input was not accepted, the job still waits: {refused}")
 
     guard(body)
 
@@ -320,14 +326,14 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the HTTP API (/api, OpenAPI at /api/openapi.json) and the web page (/)."""
-    from skillwire.cli_jobs import guard
+    from skillwire.core.issues import SkillError, UsageError
     from skillwire.server.serve import serve as run_server
 
-    guard(
-        lambda: run_server(
-            list(paths or []), host=host, port=port, db=db, dev=dev, config_path=config
-        )
-    )
+    try:
+        run_server(list(paths or []), host=host, port=port, db=db, dev=dev, config_path=config)
+    except (UsageError, SkillError) as exc:  # printed as is: messages hold [[server.keys]]
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 keys_app = typer.Typer(help="API keys for `skillwire serve`.", no_args_is_help=True)

@@ -82,3 +82,6 @@ def render_explain(skills: Iterable[Skill]) -> None:
         console.print(
             f"planner text: {entry['text_rules']} rules, about {entry['text_tokens']} tokens"
         )
+        access = entry.get("access") or {}
+        for dropped in access.get("dropped") or []:
+            console.print(f"[yellow]not applied (the base policy does not allow it):[/] {dropped}")

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from skillwire.core.issues import SkillError, UsageError
+from skillwire.core.issues import SkillError, SkillwireError, UsageError
 from skillwire.engine import JobView, Runtime
 from skillwire.skills.model import Skill
 
@@ -24,7 +24,15 @@ def _width() -> int:
     return max(100, shutil.get_terminal_size((140, 40)).columns)
 
 
-__all__ = ["parse_pairs", "print_job", "render_timeline", "with_runtime"]
+__all__ = [
+    "fail",
+    "guard",
+    "parse_pairs",
+    "print_job",
+    "refused_input",
+    "render_timeline",
+    "with_runtime",
+]
 
 T = TypeVar("T")
 
@@ -86,18 +94,34 @@ def with_runtime(
 
 def fail(message: str) -> typer.Exit:
     """Print an error (no traceback) and return the exit to raise."""
-    Console(stderr=True, highlight=False).print(f"[red]error:[/] {message}")
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/] {message}")
     return typer.Exit(2)
 
 
 def guard(action: Callable[[], T]) -> T:
-    """Run a command body; user errors become a message and exit code 2."""
+    """Run a command body; user errors become a message and exit code 2.
+
+    User errors: a skill with errors, a bad argument, an unknown or busy job, a wrong
+    role, a model that is not configured, a script file that is not a script, a job
+    file written by a newer skillwire. Anything else is a bug and keeps its traceback.
+    """
+    from skillwire.core.chat import ModelConfigError
+    from skillwire.testing import ScriptError
+
     try:
         return action()
     except SkillError as exc:
         raise fail("the skill has errors:\n" + "\n".join(str(i) for i in exc.issues)) from None
-    except UsageError as exc:
+    except (SkillwireError, ModelConfigError) as exc:
         raise fail(str(exc)) from None
+    except ScriptError as exc:
+        raise fail(f"the script does not fit this job: {exc}") from None
+
+
+def refused_input(job: JobView) -> str | None:
+    """Why a resume's input was refused (the job waits on, as it was), or None."""
+    waiting = job.record.waiting
+    return waiting.error if waiting is not None else None
 
 
 def print_job(job: JobView, as_json: bool) -> None:

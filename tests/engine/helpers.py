@@ -7,7 +7,7 @@ import asyncio
 import shutil
 import textwrap
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -249,18 +249,18 @@ class CountingStore(SQLiteJobStore):
         self.crash_at = crash_at
         self.after_write = after_write
 
-    async def _counted(self, write: Any) -> JobRecord:
+    async def _counted(self, write: Callable[[], Awaitable[JobRecord]]) -> JobRecord:
         self.writes += 1
         if self.writes == self.crash_at and not self.after_write:
             raise Crash(f"crash before write {self.writes}")
-        saved: JobRecord = await write
+        saved = await write()
         if self.writes == self.crash_at:
             raise Crash(f"crash after write {self.writes}")
         return saved
 
     async def create(self, job: JobRecord, events: Sequence[Event] = ()) -> JobRecord:
         """Count (maybe crash), then create."""
-        return await self._counted(super().create(job, events))
+        return await self._counted(lambda: super(CountingStore, self).create(job, events))
 
     async def save(
         self,
@@ -271,8 +271,9 @@ class CountingStore(SQLiteJobStore):
         model_calls: Sequence[ModelCallRecord] = (),
     ) -> JobRecord:
         """Count (maybe crash), then save."""
+        parent = super()
         return await self._counted(
-            super().save(
+            lambda: parent.save(
                 job, expected_version=expected_version, events=events, model_calls=model_calls
             )
         )
@@ -323,6 +324,11 @@ class SwitchModel:
         """Answer with the current model."""
         assert self.current is not None
         return await self.current.complete(request)
+
+
+def fresh_script(model: SwitchModel, replies: Sequence[Mapping[str, Any]]) -> None:
+    """Point ``model`` at a new job's script."""
+    model.current = ScriptedModel(list(replies))
 
 
 def continue_script(

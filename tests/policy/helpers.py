@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable
 from pathlib import Path
 
 from skillwire.policy import BasePolicy, Decision, Gate, ReasonCode, ToolRun
@@ -56,10 +55,3 @@ def line_of(path: Path | str, needle: str) -> int:
         if needle in line:
             return number
     raise AssertionError(f"{needle!r} not in {path}")
-
-
-def only(items: Iterable[object]) -> object:
-    """The single item of ``items``."""
-    found = list(items)
-    assert len(found) == 1, found
-    return found[0]

@@ -300,3 +300,16 @@ def test_the_default_base_policy() -> None:
     base = BasePolicy()
     assert base.deny_tools == [] and base.shell.allowedPrefixes == []
     assert str(base.locate(("deny_tools",))) == "base policy"
+
+
+def test_a_plan_that_removes_a_core_protection_is_rejected_at_load(
+    edit_package: PackageEdit, refund_pkg: Path
+) -> None:
+    def reach_out(data: dict[str, Any]) -> None:
+        data["toolAccessPlan"]["operations"].append(
+            {"op": "upsert_tool", "toolName": "core.shell", "config": {"enabled": True}}
+        )
+
+    edit_package("guardrails.json", reach_out)
+    with pytest.raises(SkillError, match="namespace"):
+        load_skill(refund_pkg)

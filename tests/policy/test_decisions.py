@@ -216,8 +216,11 @@ def test_the_gate_never_raises_for_a_bad_proposal(tmp_path: Path) -> None:
     gate = approval_gate(tmp_path)
     not_a_map = gate.check("process_refund", ["order_id", "ORD-1"])  # type: ignore[arg-type]
     assert codes(not_a_map) == [ReasonCode.ARGUMENT_INVALID]
-    bad_key = gate.check("process_refund", {1: "x"})  # type: ignore[dict-item]
-    assert codes(bad_key) == [ReasonCode.ARGUMENT_INVALID]
+    for key in (1, None):
+        bad_key = gate.check("process_refund", {key: "x"})  # type: ignore[dict-item]
+        assert codes(bad_key) == [ReasonCode.ARGUMENT_INVALID]
+    history = gate.check("process_refund", BIG, history=[{"tool": "x"}])  # type: ignore[list-item]
+    assert codes(history) == [ReasonCode.GATE_ERROR]
     not_json = gate.check("process_refund", {"order_id": {"a", "b"}, "amount": 1})
     assert codes(not_json) == [ReasonCode.ARGUMENT_INVALID]
     assert gate.check(None, {}).kind == "block"  # type: ignore[arg-type]

@@ -54,6 +54,8 @@ def test_tokenize_reads_money_and_operators() -> None:
     [
         ("Never use deleteFile", ("tool_deny", ("deleteFile",), None, None)),
         ("Do not call send_email", ("tool_deny", ("send_email",), None, None)),
+        ("Never use the deleteFile tool", ("tool_deny", ("deleteFile",), None, None)),
+        ("You must not invoke deleteFile", ("tool_deny", ("deleteFile",), None, None)),
         (
             "amount > 500 needs approval",
             ("approval", ("check_eligibility", "process_refund"), "amount > 500", None),

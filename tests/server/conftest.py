@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-
-from skillwire.server import ServerSettings, create_app
 from tests.conftest import EXAMPLES
 from tests.server.helpers import server_config
+
+from skillwire.server import ServerSettings, create_app
 
 
 @pytest.fixture
@@ -26,9 +26,7 @@ def skills_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def settings(tmp_path: Path, skills_dir: Path) -> ServerSettings:
     """Settings on a fresh database, with the offline model."""
-    return ServerSettings(
-        skill_paths=[skills_dir], db=tmp_path / "jobs.db", config=server_config()
-    )
+    return ServerSettings(skill_paths=[skills_dir], db=tmp_path / "jobs.db", config=server_config())
 
 
 @pytest.fixture

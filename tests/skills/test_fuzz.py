@@ -404,37 +404,147 @@ def test_package_file_that_is_a_folder_never_raises(tmp_path: Path) -> None:
     check_result(load_paths([pkg]), tmp_path)
 
 
-# ---------------------------------------------------------------- hostile values
+# ---------------------------------------------------------------- crashes found, kept fixed
+
+
+def error_codes(result: LoadResult) -> list[str]:
+    """The codes of every error of the load."""
+    return [i.code for rep in result.report.skills for i in rep.errors]
+
+
+def load_package_with(
+    folder: Path, name: str, change: typing.Callable[[Any], None]
+) -> LoadResult:
+    """Load a copy of the refund package with one JSON file changed by ``change``."""
+    data = json.loads(PACKAGE_FILES[name])
+    change(data)
+    pkg = write_package(folder, **{name: json.dumps(data, indent=1)})
+    result = load_paths([pkg])
+    check_result(result, folder)
+    return result
 
 
 @pytest.mark.parametrize(
-    "schema",
+    ("schema", "where"),
     [
-        {"type": "object", "properties": {"x": {"type": "string", "pattern": "(" * 3000}}},
-        {"type": "object", "properties": {"x": {"pattern": "(" * 2000 + ")" * 2000}}},
-        {"type": "object", "patternProperties": {"(" * 2000 + ")" * 2000: {}}},
-        {"type": "object", "properties": {"x": {"type": "string", "pattern": "a{99999999999}"}}},
-        {"type": "object", "minLength": 10**40, "multipleOf": 1e-300},
+        ({"type": "object", "properties": {"x": {"pattern": "(" * 3000}}}, "x.pattern"),
+        ({"type": "object", "properties": {"x": {"pattern": "(" * 2000 + ")" * 2000}}}, "pattern"),
+        ({"type": "object", "patternProperties": {"(" * 2000 + ")" * 2000: {}}}, "(((("),
+        ({"type": "object", "properties": {"x": {"pattern": "a{99999999999}"}}}, "pattern"),
     ],
 )
-def test_hostile_input_schema_is_an_error_not_a_traceback(
-    tmp_path: Path, schema: dict[str, Any]
+def test_regex_that_re_cannot_compile_is_an_invalid_schema(
+    tmp_path: Path, schema: dict[str, Any], where: str
 ) -> None:
-    tools = json.loads(PACKAGE_FILES["tools.json"])
-    tools["tools"][0]["inputSchema"] = schema
-    pkg = write_package(tmp_path, **{"tools.json": json.dumps(tools)})
-    result = load_paths([pkg])
-    check_result(result, tmp_path)
+    result = load_package_with(
+        tmp_path, "tools.json", lambda d: d["tools"][0].update(inputSchema=schema)
+    )
+    (error,) = result.report.skills[0].errors
+    assert error.code == "invalid-schema" and where in str(error), error
+    assert error.location.file.endswith("tools.json") and error.location.line >= 1
 
 
-def test_hostile_tool_input_pattern_in_yaml(tmp_path: Path) -> None:
-    text = REFUND_YAML.replace('pattern: "^ORD-[0-9]{5}$"', "pattern: '" + "(" * 3000 + "'", 1)
-    load_file(tmp_path, "domain.yaml", text)
+def test_regex_of_a_yaml_tool_input_is_checked_too(tmp_path: Path) -> None:
+    head, tools = REFUND_YAML.split("\ntools:", 1)
+    deep = "pattern: '" + "(" * 3000 + "'"
+    text = head + "\ntools:" + tools.replace('pattern: "^ORD-[0-9]{5}$"', deep, 1)
+    result = load_paths([load_file(tmp_path, "domain.yaml", text)])
+    assert error_codes(result) == ["invalid-schema"]
 
 
-def test_deep_condition_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+def test_large_numbers_in_a_schema_are_fine(tmp_path: Path) -> None:
+    schema = {"type": "object", "minLength": 10**40, "multipleOf": 1e-300}
+    result = load_package_with(
+        tmp_path, "tools.json", lambda d: d["tools"][0].update(inputSchema=schema)
+    )
+    assert error_codes(result) == []
+
+
+@pytest.mark.parametrize("properties", [[1, 2], "order_id", 5, True])
+def test_schema_properties_that_are_not_a_mapping(tmp_path: Path, properties: Any) -> None:
+    def change(data: Any) -> None:
+        data["tools"][2]["inputSchema"]["properties"] = properties  # process_refund
+
+    result = load_package_with(tmp_path, "tools.json", change)
+    assert error_codes(result) == ["invalid-schema"], error_codes(result)
+
+
+def test_deep_condition_is_an_invalid_condition(tmp_path: Path) -> None:
     deep = "(" * 5000 + "amount" + ")" * 5000 + " > 500"
-    load_file(tmp_path, "domain.yaml", REFUND_YAML.replace("amount > 500", deep, 1))
+    path = load_file(tmp_path, "domain.yaml", REFUND_YAML.replace("amount > 500", deep, 1))
+    assert "invalid-condition" in error_codes(load_paths([path]))
+
+
+@pytest.mark.parametrize(
+    ("kind", "name"),
+    [
+        ("skillDoc", "/etc/hostname"),
+        ("skillDoc", "../refund_support/domain.yaml"),
+        ("skillDoc", "doc\u0000.md"),
+        ("skillDoc", ""),
+        ("tools", "a/../../tools.json"),
+        ("tests", "C:/tests.json"),
+        ("guardrails", "."),
+    ],
+)
+def test_package_file_names_stay_inside_the_package(tmp_path: Path, kind: str, name: str) -> None:
+    result = load_package_with(tmp_path, "skill.json", lambda d: d["files"].update({kind: name}))
+    (error,) = result.report.skills[0].errors
+    assert error.code == "file-outside-package" and error.path == ("files", kind)
+    assert error.location.file.endswith("skill.json") and error.location.line >= 1
+
+
+def test_package_files_in_a_subfolder_load(tmp_path: Path) -> None:
+    pkg = write_package(tmp_path)
+    (pkg / "docs").mkdir()
+    (pkg / "skill.md").rename(pkg / "docs" / "skill.md")
+    manifest = json.loads(PACKAGE_FILES["skill.json"])
+    manifest["files"]["skillDoc"] = "docs/skill.md"
+    (pkg / "skill.json").write_text(json.dumps(manifest))
+    result = load_paths([pkg])
+    assert result.report.ok and result.skills["refund-support-pkg"].prompt.startswith("#")
+
+
+@pytest.mark.parametrize("kind", ["skillDoc", "tools", "credentials"])
+def test_package_file_name_too_long_for_the_system(tmp_path: Path, kind: str) -> None:
+    result = load_package_with(
+        tmp_path, "skill.json", lambda d: d["files"].update({kind: "x" * 5000 + ".json"})
+    )
+    codes = error_codes(result)
+    assert codes in ([], ["missing-file"], ["unreadable"]), codes
+
+
+@pytest.mark.parametrize("root", ["x" * 5000, "nul\u0000byte"])
+def test_unusable_path_on_the_command_line(root: str) -> None:
+    result = load_paths([root])
+    assert [i.code for i in result.report.skills[0].issues] == ["missing-file"]
+
+
+def test_deeply_nested_manifest_found_while_walking(tmp_path: Path) -> None:
+    folder = tmp_path / "skill"
+    folder.mkdir()
+    (folder / "skill.json").write_text("[" * 100_000 + "]" * 100_000)
+    for target in (tmp_path, folder / "skill.json"):
+        result = load_paths([target])
+        check_result(result, tmp_path)
+        assert error_codes(result) == ["too-deep"]
+
+
+def test_folders_linked_into_themselves_are_walked_once(tmp_path: Path) -> None:
+    (tmp_path / "domain.yaml").write_text("id: looped\n")
+    (tmp_path / "a").symlink_to(tmp_path)
+    (tmp_path / "b").symlink_to(tmp_path)
+    result = load_paths([tmp_path])
+    assert list(result.skills) == ["looped"] and len(result.report.skills) == 1
+
+
+def test_very_deep_folders_are_walked(tmp_path: Path) -> None:
+    folder = tmp_path
+    for _ in range(1200):  # deeper than Python's recursion limit
+        folder = folder / "d"
+        folder.mkdir()
+    (folder / "domain.yaml").write_text("id: deep\n")
+    assert list(load_paths([tmp_path]).skills) == ["deep"]
 
 
 # ---------------------------------------------------------------- the command line

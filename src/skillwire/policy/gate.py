@@ -163,9 +163,9 @@ class Gate:
         if not isinstance(args, Mapping) and args is not None:
             return _invalid(tool, {}, f"arguments must be an object, got {type(args).__name__}")
         call_args = dict(args or {})
-        if not all(type(k) is str for k in call_args):
-            bad = next(k for k in call_args if not isinstance(k, str))
-            return _invalid(tool, call_args, f"argument name {bad!r} is not a string")
+        bad = [k for k in call_args if type(k) is not str]
+        if bad:
+            return _invalid(tool, call_args, f"argument name {bad[0]!r} is not a string")
         facts = self.facts(tool) if isinstance(tool, str) else None
         if facts is None:
             known = ", ".join(self._facts) or "none"

@@ -323,7 +323,10 @@ def _tool_deny(
             )
         ):
             continue
-        name = raw[i + 1]
+        at = i + 1
+        while at < len(raw) - 1 and tokens[at] in ("the", "a", "an"):
+            at += 1  # "never use the deleteFile tool"
+        name = raw[at]
         tool = skill.tool(name)
         if tool is not None:
             return SentenceMeaning("tool_deny", (tool.name,))

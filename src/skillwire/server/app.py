@@ -95,12 +95,13 @@ def create_app(settings: ServerSettings) -> FastAPI:
 
     settings.db.parent.mkdir(parents=True, exist_ok=True)
     signals = JobSignals()
-    store = SignallingStore(SQLiteJobStore(settings.db), signals)
+    store = SignallingStore(lambda: SQLiteJobStore(settings.db), signals)
     book = SkillBook(settings.skill_paths)
     service = JobService(
         store,
         book,
         settings.models or _default_models(settings.config),
+        signals=signals,
         sync_wait=(
             settings.sync_wait
             if settings.sync_wait is not None

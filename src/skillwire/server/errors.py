@@ -22,9 +22,12 @@ from typing import Any
 from urllib.parse import quote
 
 from fastapi import FastAPI, Request
+from fastapi.dependencies.models import Dependant
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from skillwire.core.issues import (
     ConflictError,
@@ -37,7 +40,7 @@ from skillwire.server.context import NotAuthenticated, context_of
 from skillwire.server.payloads import ErrorOut
 from skillwire.server.service import ServiceUnavailable
 
-__all__ = ["error_responses", "install_error_handlers"]
+__all__ = ["allowed_methods", "error_responses", "install_error_handlers", "known_query"]
 
 log = logging.getLogger("skillwire.server")
 
@@ -66,9 +69,34 @@ _DESCRIPTIONS = {
 }
 
 
-def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses`` entries for ``codes``, all with the error body."""
-    return {c: {"model": ErrorOut, "description": _DESCRIPTIONS.get(c, "Error")} for c in codes}
+def error_responses(*codes: int, json_content: bool = False) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries for ``codes`` (and 422), all with the error body.
+
+    ``json_content``: name ``application/json`` explicitly, for a route whose own media
+    type is another (the event stream)."""
+    out: dict[int | str, dict[str, Any]] = {}
+    for code in sorted({*codes, 422}):
+        description = _DESCRIPTIONS.get(code, "Error")
+        if json_content:
+            schema = {"$ref": "#/components/schemas/ErrorOut"}
+            out[code] = {
+                "description": description,
+                "content": {"application/json": {"schema": schema}},
+            }
+        else:
+            out[code] = {"model": ErrorOut, "description": description}
+    return out
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route of the app accepts at the request's path."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches({**request.scope, "method": "GET"})
+        route_methods = getattr(route, "methods", None)
+        if match is not Match.NONE and route_methods:
+            methods.update(route_methods)
+    return sorted(methods)
 
 
 def _is_api(request: Request) -> bool:
@@ -90,7 +118,8 @@ def _respond(
     details: list[dict[str, Any]] | None = None,
     headers: dict[str, str] | None = None,
 ) -> Response:
-    if _is_api(request) or "text/html" not in request.headers.get("accept", ""):
+    accept = request.headers.get("accept", "")
+    if _is_api(request) or ("application/json" in accept and "text/html" not in accept):
         return JSONResponse(_body(code, message, details), status_code=status, headers=headers)
     templates = context_of(request).templates
     return templates.TemplateResponse(
@@ -162,8 +191,10 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _http(request: Request, exc: HTTPException) -> Response:
         code = _HTTP_CODES.get(exc.status_code, "error")
         message = str(exc.detail) if exc.detail else code.replace("_", " ")
-        headers = dict(exc.headers) if exc.headers else None
-        return _respond(request, exc.status_code, code, message, headers=headers)
+        headers = dict(exc.headers) if exc.headers else {}
+        if exc.status_code == 405:  # Starlette names one route's methods; the path may have more
+            headers["Allow"] = ", ".join(allowed_methods(request))
+        return _respond(request, exc.status_code, code, message, headers=headers or None)
 
     @app.exception_handler(ServiceUnavailable)
     async def _unavailable(request: Request, exc: ServiceUnavailable) -> Response:
@@ -175,3 +206,37 @@ def install_error_handlers(app: FastAPI) -> None:
         return _respond(
             request, 500, "internal_error", "the server failed; the details are in its log"
         )
+
+
+def known_query(request: Request) -> None:
+    """Refuse query parameters the route does not declare (a misspelt filter such as
+    ``?stauts=paused`` would otherwise be ignored silently): 422."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute) or not request.query_params:
+        return
+    unknown = sorted(set(request.query_params) - _query_names(route.dependant))
+    if unknown:
+        raise RequestValidationError(
+            [
+                {
+                    "loc": ("query", name),
+                    "msg": "unknown query parameter",
+                    "type": "extra_forbidden",
+                }
+                for name in unknown
+            ]
+        )
+
+
+def _query_names(dependant: Dependant) -> frozenset[str]:
+    """The query parameters a route (with its dependencies) declares."""
+    found = _QUERY_NAMES.get(id(dependant))
+    if found is None:
+        names = {p.alias for p in dependant.query_params}
+        for sub in dependant.dependencies:
+            names |= _query_names(sub)
+        found = _QUERY_NAMES[id(dependant)] = frozenset(names)
+    return found
+
+
+_QUERY_NAMES: dict[int, frozenset[str]] = {}

@@ -25,11 +25,11 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord
 from skillwire.engine import JobView
 from skillwire.server.context import ApiPrincipal, ServerContext, context_of
-from skillwire.server.errors import error_responses
+from skillwire.server.errors import error_responses, known_query
 
 __all__ = ["TERMINAL", "Cursor", "Tick", "follow", "router"]
 
-router = APIRouter(prefix="/api", tags=["jobs"])
+router = APIRouter(prefix="/api", tags=["jobs"], dependencies=[Depends(known_query)])
 
 TERMINAL = frozenset({JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.ESCALATED})
 """Statuses after which nothing more happens to a job."""
@@ -126,7 +126,7 @@ def _job_state(record: JobRecord) -> dict[str, Any]:
 @router.get(
     "/jobs/{job_id}/events",
     response_class=EventSourceResponse,
-    responses=error_responses(401, 404),
+    responses=error_responses(401, 404, json_content=True),
 )
 async def job_events(
     view: Annotated[JobView, Depends(visible_job)],

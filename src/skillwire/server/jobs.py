@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse
 
 from skillwire.core.issues import UsageError
 from skillwire.core.job import JobRecord, JobStatus
 from skillwire.engine import JobView
 from skillwire.server.context import ApiPrincipal, context_of
-from skillwire.server.errors import error_responses
+from skillwire.server.errors import error_responses, known_query
 from skillwire.server.payloads import (
     ApprovalIn,
     InboxItem,
@@ -21,42 +22,53 @@ from skillwire.server.payloads import (
     JobOut,
     JobSummary,
     MeOut,
-    WaitingOut,
 )
 from skillwire.server.service import Outcome
 
-__all__ = ["job_out", "router", "summary_out"]
+__all__ = ["FactsResponse", "job_json", "router", "summary_json"]
 
-router = APIRouter(prefix="/api", tags=["jobs"])
-
-
-def job_out(view: JobView) -> JobOut:
-    """The job as ``skillwire show JOB --json`` prints it."""
-    return JobOut.model_validate(view.to_dict())
+router = APIRouter(prefix="/api", tags=["jobs"], dependencies=[Depends(known_query)])
 
 
-def summary_out(record: JobRecord) -> JobSummary:
-    """A job in a list."""
-    return JobSummary(
-        id=record.id,
-        skill_id=record.skill_id,
-        owner=record.owner,
-        status=str(record.status),
-        outcome_class=str(record.outcome_class) if record.outcome_class else None,
-        created_at=record.created_at,
-        updated_at=record.updated_at,
-        waiting=WaitingOut.model_validate(record.waiting.to_dict()) if record.waiting else None,
-    )
+class FactsResponse(JSONResponse):
+    """A job's facts exactly as ``JobView.to_dict()`` gives them (no added nulls)."""
 
 
-def _answer(outcome: Outcome, response: Response, *, created: bool) -> JobOut:
-    if not outcome.finished:
-        response.status_code = 202
-    elif created:
-        response.status_code = 201
-    if created:
-        response.headers["Location"] = f"/api/jobs/{outcome.view.id}"
-    return job_out(outcome.view)
+def job_json(view: JobView) -> dict[str, Any]:
+    """The job as ``skillwire show JOB --json`` prints it, checked against :class:`JobOut`."""
+    data = view.to_dict()
+    JobOut.model_validate(data)
+    return data
+
+
+def summary_json(record: JobRecord) -> dict[str, Any]:
+    """A job in a list, checked against :class:`JobSummary`."""
+    data = {
+        "id": record.id,
+        "skill_id": record.skill_id,
+        "owner": record.owner,
+        "status": str(record.status),
+        "outcome_class": str(record.outcome_class) if record.outcome_class else None,
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+        "waiting": record.waiting.to_dict() if record.waiting else None,
+    }
+    JobSummary.model_validate(data)
+    return data
+
+
+def _answer(outcome: Outcome, *, created: bool) -> FactsResponse:
+    status = 202 if not outcome.finished else 201 if created else 200
+    headers = {"Location": f"/api/jobs/{outcome.view.id}"} if created else None
+    return FactsResponse(job_json(outcome.view), status_code=status, headers=headers)
+
+
+def _job_responses(status: int, description: str, *errors: int) -> dict[int | str, Any]:
+    return {
+        status: {"model": JobOut, "description": description},
+        202: {"model": JobOut, "description": "Accepted; still running after the server's wait"},
+        **error_responses(*errors),
+    }
 
 
 @router.get("/me", response_model=MeOut, responses=error_responses(401))
@@ -67,16 +79,11 @@ async def me(principal: ApiPrincipal) -> MeOut:
 
 @router.post(
     "/jobs",
-    response_model=JobOut,
+    response_class=FactsResponse,
     status_code=201,
-    responses={
-        202: {"model": JobOut, "description": "Started; still running after the server's wait"},
-        **error_responses(400, 401, 403, 404, 503),
-    },
+    responses=_job_responses(201, "The job, paused or ended", 400, 401, 403, 404, 503),
 )
-async def start_job(
-    body: JobIn, principal: ApiPrincipal, request: Request, response: Response
-) -> JobOut:
+async def start_job(body: JobIn, principal: ApiPrincipal, request: Request) -> FactsResponse:
     """Start a job on a skill and run it until it pauses or ends.
 
     201 with the job when it paused or ended within the server's wait (``sync_wait``);
@@ -85,10 +92,17 @@ async def start_job(
     """
     service = context_of(request).service
     outcome = await service.start(principal, body.skill_id, body.message, body.context)
-    return _answer(outcome, response, created=True)
+    return _answer(outcome, created=True)
 
 
-@router.get("/jobs", response_model=JobListOut, responses=error_responses(401, 403))
+@router.get(
+    "/jobs",
+    response_class=FactsResponse,
+    responses={
+        200: {"model": JobListOut, "description": "A page of jobs"},
+        **error_responses(401, 403),
+    },
+)
 async def list_jobs(
     principal: ApiPrincipal,
     request: Request,
@@ -97,31 +111,34 @@ async def list_jobs(
     owner: Annotated[str | None, Query(description="Only this owner's jobs (admin).")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
-) -> JobListOut:
+) -> FactsResponse:
     """Jobs, newest first: the caller's own; an admin's: everyone's."""
     records = await context_of(request).service.list_jobs(
         principal, status=status, skill_id=skill_id, owner=owner, limit=limit, offset=offset
     )
-    return JobListOut(jobs=[summary_out(r) for r in records], limit=limit, offset=offset)
+    return FactsResponse(
+        {"jobs": [summary_json(r) for r in records], "limit": limit, "offset": offset}
+    )
 
 
-@router.get("/jobs/{job_id}", response_model=JobOut, responses=error_responses(401, 404))
-async def get_job(job_id: str, principal: ApiPrincipal, request: Request) -> JobOut:
+@router.get(
+    "/jobs/{job_id}",
+    response_class=FactsResponse,
+    responses={200: {"model": JobOut, "description": "The job"}, **error_responses(401, 404)},
+)
+async def get_job(job_id: str, principal: ApiPrincipal, request: Request) -> FactsResponse:
     """A job with its events and model calls: the facts of ``skillwire show JOB --json``."""
-    return job_out(await context_of(request).service.view(principal, job_id))
+    return FactsResponse(job_json(await context_of(request).service.view(principal, job_id)))
 
 
 @router.post(
     "/jobs/{job_id}/input",
-    response_model=JobOut,
-    responses={
-        202: {"model": JobOut, "description": "Resumed; still running after the server's wait"},
-        **error_responses(400, 401, 403, 404, 409, 503),
-    },
+    response_class=FactsResponse,
+    responses=_job_responses(200, "The job, paused again or ended", 400, 401, 403, 404, 409, 503),
 )
 async def give_input(
-    job_id: str, body: InputIn, principal: ApiPrincipal, request: Request, response: Response
-) -> JobOut:
+    job_id: str, body: InputIn, principal: ApiPrincipal, request: Request
+) -> FactsResponse:
     """Answer the input a paused job waits for (its owner; an operator's question: an admin).
 
     A value that does not satisfy the field's schema keeps the job paused under the same
@@ -129,24 +146,21 @@ async def give_input(
     """
     service = context_of(request).service
     outcome = await service.answer(principal, job_id, body.input, body.correlation_id)
-    return _answer(outcome, response, created=False)
+    return _answer(outcome, created=False)
 
 
 @router.post(
     "/jobs/{job_id}/approval",
-    response_model=JobOut,
-    responses={
-        202: {"model": JobOut, "description": "Resumed; still running after the server's wait"},
-        **error_responses(400, 401, 403, 404, 409, 503),
-    },
+    response_class=FactsResponse,
+    responses=_job_responses(200, "The job, paused again or ended", 400, 401, 403, 404, 409, 503),
 )
 async def decide(
-    job_id: str, body: ApprovalIn, principal: ApiPrincipal, request: Request, response: Response
-) -> JobOut:
+    job_id: str, body: ApprovalIn, principal: ApiPrincipal, request: Request
+) -> FactsResponse:
     """Approve or deny the call a paused job waits on: only the role the rule names may."""
     service = context_of(request).service
     outcome = await service.decide(principal, job_id, body.decision, body.correlation_id)
-    return _answer(outcome, response, created=False)
+    return _answer(outcome, created=False)
 
 
 @router.get("/approvals", response_model=InboxOut, responses=error_responses(401))

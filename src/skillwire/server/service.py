@@ -32,7 +32,7 @@ from skillwire.core.job import Event, JobRecord, JobStatus, OutcomeClass
 from skillwire.core.store import JobStore
 from skillwire.engine import JobView, Runtime
 from skillwire.server.auth import Principal
-from skillwire.server.signals import creation_watch
+from skillwire.server.signals import JobSignals, creation_watch
 from skillwire.server.skillbook import SkillBook
 from skillwire.skills import Skill
 
@@ -107,10 +107,12 @@ class JobService:
         book: SkillBook,
         models: ModelFactory,
         *,
+        signals: JobSignals | None = None,
         sync_wait: float = 10.0,
     ) -> None:
         self.store = store
         self.book = book
+        self.signals = signals or JobSignals()
         self.sync_wait = sync_wait
         self._models = models
         self._runtimes: dict[str, tuple[Skill, Runtime]] = {}
@@ -259,10 +261,8 @@ class JobService:
         elif record.owner != principal.name:
             raise ForbiddenError("only the job's owner may answer its questions")
         runtime = self.runtime_for(self.skill_of(record))
-        task = self._spawn(
-            runtime.resume(job_id, input=dict(values), correlation_id=correlation_id)
-        )
-        return await self._settle(task, runtime, job_id)
+        work = runtime.resume(job_id, input=dict(values), correlation_id=correlation_id)
+        return await self._resume(work, runtime, job_id)
 
     async def decide(
         self,
@@ -288,10 +288,10 @@ class JobService:
             )
         log.info("%s: %s %ss %s", job_id, principal.name, decision, waiting.tool)
         runtime = self.runtime_for(self.skill_of(record))
-        task = self._spawn(
-            runtime.resume(job_id, approval=decision, role=approver, correlation_id=correlation_id)
+        work = runtime.resume(
+            job_id, approval=decision, role=approver, correlation_id=correlation_id
         )
-        return await self._settle(task, runtime, job_id)
+        return await self._resume(work, runtime, job_id)
 
     async def reload(self, principal: Principal) -> Any:
         """Reload the skills (admin only); the :class:`ReloadOutcome`."""
@@ -322,10 +322,31 @@ class JobService:
         if exc is not None and not isinstance(exc, UsageError):
             log.error("a job task failed", exc_info=exc)
 
-    async def _settle(self, task: asyncio.Task[JobView], runtime: Runtime, job_id: str) -> Outcome:
+    async def _resume(
+        self, work: Coroutine[Any, Any, JobView], runtime: Runtime, job_id: str
+    ) -> Outcome:
+        """Run a resume; past the wait, answer once it has saved (no longer ``paused``)."""
+        with self.signals.listen(job_id) as saved:
+            task = self._spawn(work)
+            return await self._settle(task, runtime, job_id, saved.future)
+
+    async def _settle(
+        self,
+        task: asyncio.Task[JobView],
+        runtime: Runtime,
+        job_id: str,
+        saved: asyncio.Future[None] | None = None,
+    ) -> Outcome:
         try:
             view = await asyncio.wait_for(asyncio.shield(task), self.sync_wait)
         except TimeoutError:
+            if saved is not None:
+                # A resume saves before its first model call or tool run: until then the
+                # stored job still shows the pause it is leaving.
+                either: set[asyncio.Future[Any]] = {task, saved}
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                if task.done():
+                    return Outcome(task.result(), True)
             return Outcome(await runtime.view(job_id), False)
         return Outcome(view, True)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextvars
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord
@@ -105,11 +105,24 @@ class JobSignals:
 
 
 class SignallingStore:
-    """A :class:`~skillwire.core.store.JobStore` that signals every committed change."""
+    """A :class:`~skillwire.core.store.JobStore` that signals every committed change.
 
-    def __init__(self, inner: JobStore, signals: JobSignals) -> None:
-        self.inner = inner
+    It opens the wrapped store with ``opener`` now, and again on first use after
+    :meth:`close`, so an application whose lifespan ends (a test client, a reload of the
+    server) and starts again keeps working.
+    """
+
+    def __init__(self, opener: Callable[[], JobStore], signals: JobSignals) -> None:
+        self._opener = opener
+        self._inner: JobStore | None = opener()
         self.signals = signals
+
+    @property
+    def inner(self) -> JobStore:
+        """The wrapped store, opened if it was closed."""
+        if self._inner is None:
+            self._inner = self._opener()
+        return self._inner
 
     async def create(self, job: JobRecord, events: Sequence[Event] = ()) -> JobRecord:
         """Create, then signal and resolve a pending :func:`creation_watch`."""
@@ -162,5 +175,7 @@ class SignallingStore:
         return await self.inner.model_calls(job_id)
 
     async def close(self) -> None:
-        """Close the wrapped store."""
-        await self.inner.close()
+        """Close the wrapped store (it opens again on next use)."""
+        inner, self._inner = self._inner, None
+        if inner is not None:
+            await inner.close()

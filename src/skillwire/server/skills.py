@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 
 from skillwire.server.context import ApiPrincipal, context_of
-from skillwire.server.errors import error_responses
+from skillwire.server.errors import error_responses, known_query
 from skillwire.server.payloads import ReloadOut, SkillIntentOut, SkillListOut, SkillOut
 from skillwire.server.service import JobService, ServiceUnavailable
 from skillwire.skills import Skill
 
 __all__ = ["router", "skill_out"]
 
-router = APIRouter(prefix="/api", tags=["skills"])
+router = APIRouter(prefix="/api", tags=["skills"], dependencies=[Depends(known_query)])
 
 
 def skill_out(service: JobService, skill: Skill, *, admin: bool) -> SkillOut:

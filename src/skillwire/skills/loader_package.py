@@ -196,15 +196,25 @@ def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None
         tests=parts.get("tests", (None, None))[1],
     )
 
-    def locate(path: FieldPath) -> SourceLocation:
+    others = {"access": "guardrails", "credentials": "credentials",
+              "prerequisites": "prerequisites", "tests": "tests"}
+
+    def document_of(path: FieldPath) -> tuple[Document, FieldPath]:
+        """The file a path of the assembled skill was written in, and its path there."""
         if path[:1] == ("tools",):
-            return tdoc.locate(path)
-        return mdoc.locate(path)
+            return tdoc, path
+        part = others.get(str(path[0])) if path else None
+        if part is not None and part in parts:
+            return parts[part][0], path[1:]
+        return mdoc, path
+
+    def locate(path: FieldPath) -> SourceLocation:
+        doc, inner = document_of(path)
+        return doc.locate(inner)
 
     def locate_value(path: FieldPath) -> SourceLocation:
-        if path[:1] == ("tools",):
-            return tdoc.locate_value(path)
-        return mdoc.locate_value(path)
+        doc, inner = document_of(path)
+        return doc.locate_value(inner)
 
     semantic, compiled = check_domain(skill, locate, locate_value)
     for issue in semantic:

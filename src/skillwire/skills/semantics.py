@@ -136,8 +136,7 @@ def _check_tools(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
                 locate,
                 (*path, "policy", "allowed"),
                 "allowed: conditional without "
-                "conditions[]: read the fail-closed way, the tool is allowed with no "
-                "exception rule",
+                "conditions[]: read the fail-closed way, approval is always asked",
                 "conditional-without-condition",
             )
         if (

@@ -1,0 +1,195 @@
+"""``skillwire run``, ``resume``, ``jobs`` and ``show``, on scripted models; user errors
+exit non-zero with a message and no traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.engine.helpers import ORDER, input_script
+from typer.testing import CliRunner, Result
+
+from skillwire.cli_app import app
+
+ROOT = Path(__file__).resolve().parent.parent
+REFUND = ROOT / "examples" / "refund_support" / "domain.yaml"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, Path]:
+    """A job database and a script file (the refund that pauses for input, then for
+    approval) in ``tmp_path``."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(input_script()))
+    return {"db": tmp_path / "jobs.db", "script": script}
+
+
+def cli(*args: str | Path) -> Result:
+    """Run the command in process."""
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def ok(result: Result) -> Any:
+    """The JSON a successful ``--json`` command printed."""
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def user_error(result: Result, message: str) -> None:
+    """Exit 2, the message on stderr, no traceback anywhere."""
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert result.stderr.startswith("error:")
+    assert "Traceback" not in result.output
+    assert isinstance(result.exception, SystemExit)
+
+
+def start(env: dict[str, Path]) -> dict[str, Any]:
+    """``skillwire run`` of the refund, paused for its order number."""
+    return ok(
+        cli(
+            "run",
+            REFUND,
+            "-m",
+            "I want a refund of $750",
+            "--model",
+            f"scripted:{env['script']}",
+            "--db",
+            env["db"],
+            "--json",
+        )
+    )
+
+
+def resume(env: dict[str, Path], job_id: str, *args: str) -> Result:
+    """``skillwire resume JOB ...`` with the job's script."""
+    return cli(
+        "resume", job_id, *args, "--model", f"scripted:{env['script']}", "--db", env["db"], "--json"
+    )
+
+
+def test_run_resume_jobs_show_end_to_end(env: dict[str, Path]) -> None:
+    job = start(env)
+    assert (job["status"], job["outcome_class"]) == ("paused", "USER_ACTION_REQUIRED")
+    assert job["waiting"]["requested_fields"] == ["order_id"]
+    assert [e["kind"] for e in job["events"]][-1] == "paused"
+
+    job = ok(resume(env, job["id"], "--input", f"order_id={ORDER}"))
+    assert job["outcome_class"] == "APPROVAL_REQUIRED"
+    assert job["waiting"]["approver"] == "supervisor"
+
+    job = ok(resume(env, job["id"], "--approve", "--as", "supervisor"))
+    assert (job["status"], job["outcome_class"]) == ("completed", "SUCCESS")
+    assert job["fields"]["order_id"] == ORDER
+    assert [c["stage"] for c in job["model_calls"]] == [r["stage"] for r in input_script()]
+
+    listed = ok(cli("jobs", "--db", env["db"], "--json"))
+    assert [(j["id"], j["status"]) for j in listed] == [(job["id"], "completed")]
+    assert ok(cli("jobs", "--db", env["db"], "--status", "paused", "--json")) == []
+
+    shown = ok(cli("show", job["id"], "--db", env["db"], "--json"))
+    assert shown["events"] == job["events"] and shown["model_calls"] == job["model_calls"]
+    text = cli("show", job["id"], "--db", env["db"])
+    assert text.exit_code == 0
+    for word in ("completed", "gate_decision", "APPROVAL_REQUIRED", "approval_granted", "polisher"):
+        assert word in text.stdout
+    table = cli("jobs", "--db", env["db"])
+    assert table.exit_code == 0 and "completed" in table.stdout
+
+
+def test_a_denial_from_the_command_line(env: dict[str, Path]) -> None:
+    job = start(env)
+    ok(resume(env, job["id"], "--input", f"order_id={ORDER}"))
+    job = ok(resume(env, job["id"], "--deny", "--as", "supervisor"))
+    assert job["status"] == "completed"  # the planner answered after the denial
+    kinds = [e["kind"] for e in job["events"]]
+    assert kinds.count("approval_denied") == 1
+    started = [e["data"]["tool"] for e in job["events"] if e["kind"] == "tool_started"]
+    assert "process_refund" not in started
+
+
+def test_a_refused_input_exits_non_zero_and_the_job_waits(env: dict[str, Path]) -> None:
+    job = start(env)
+    result = resume(env, job["id"], "--input", "order_id=ORD-1")
+    user_error(result, "the input was not accepted")
+    assert "does not match" in result.stderr
+    waiting = json.loads(result.stdout)["waiting"]
+    assert waiting["correlation_id"] == job["waiting"]["correlation_id"]
+    assert waiting["error"].startswith("order_id:")
+
+
+def test_user_errors_exit_2_with_a_message(env: dict[str, Path], tmp_path: Path) -> None:
+    job = start(env)
+    job_id = job["id"]
+    user_error(
+        resume(env, "no-such-job", "--approve", "--as", "supervisor"), "no job 'no-such-job'"
+    )
+    user_error(resume(env, job_id, "--input", "order_id"), "--input expects key=value")
+    user_error(resume(env, job_id, "--input", "=ORD-12345"), "--input expects key=value")
+    user_error(resume(env, job_id), "give --input key=value, --approve --as ROLE")
+    user_error(resume(env, job_id, "--approve", "--deny", "--as", "x"), "not both")
+    user_error(resume(env, job_id, "--approve", "--as", "supervisor"), "waits for input")
+    ok(resume(env, job_id, "--input", f"order_id={ORDER}"))
+    user_error(
+        resume(env, job_id, "--approve", "--as", "clerk"), "only the role 'supervisor' may approve"
+    )
+    user_error(resume(env, job_id, "--approve"), "(you are 'no role')")
+    ok(resume(env, job_id, "--approve", "--as", "supervisor"))
+    user_error(resume(env, job_id, "--approve", "--as", "supervisor"), "is completed, not paused")
+    user_error(cli("run", tmp_path / "missing.yaml", "-m", "hi", "--db", env["db"]), "no such file")
+    user_error(
+        cli(
+            "run",
+            REFUND,
+            "-m",
+            "hi",
+            "--model",
+            f"scripted:{tmp_path / 'no.yaml'}",
+            "--db",
+            env["db"],
+        ),
+        "no script file",
+    )
+    user_error(cli("show", "nope", "--db", env["db"]), "no job 'nope'")
+    user_error(cli("jobs", "--db", tmp_path / "none.db"), "no job database")
+    user_error(cli("jobs", "--db", env["db"], "--status", "sleeping"), "unknown status")
+
+
+def test_a_broken_skill_or_script_is_a_message(env: dict[str, Path], tmp_path: Path) -> None:
+    broken = tmp_path / "broken" / "domain.yaml"
+    broken.parent.mkdir()
+    broken.write_text("id: broken\ntools: 7\n")
+    result = cli("run", broken, "-m", "hi", "--db", env["db"])
+    user_error(result, "the skill has errors")
+    assert "domain.yaml" in result.stderr
+    bad_script = tmp_path / "bad.yaml"
+    bad_script.write_text("- stage: sideways\n  text: hi\n")
+    result = cli("run", REFUND, "-m", "hi", "--model", f"scripted:{bad_script}", "--db", env["db"])
+    user_error(result, "unknown stage 'sideways'")
+
+
+def test_the_installed_command_prints_no_traceback(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "skillwire",
+            "resume",
+            "nope",
+            "--approve",
+            "--as",
+            "x",
+            "--db",
+            str(tmp_path / "jobs.db"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "error:" in result.stderr and "Traceback" not in result.stderr
