@@ -9,8 +9,8 @@ once. The model waits ``--latency`` seconds per call without holding the loop
 serves every job). A job's calls follow one another, so no job can finish sooner than
 ``calls per job x latency``: that is the ideal. One JSON line is printed::
 
-    {"bench": "concurrency", "jobs": 1000, "wall_s": 1.71, "ideal_s": 1.4,
-     "ratio": 1.22, "model_calls": 7000, ...}
+    {"bench": "concurrency", "jobs": 1000, "wall_s": 5.1, "ideal_s": 1.4,
+     "ratio": 3.7, "model_calls": 7000, ...}
 
 The target is a ratio under 1.5 (the engine's own work for 1,000 jobs fits in the
 model's waiting time). The exit status is 1 when a job does not end as expected.

@@ -11,8 +11,11 @@ The target is under 2 seconds on a 2-core machine. Every generated package is re
 and valid (a ``skillwire-skill/v1`` manifest with intents, guardrails and a conditional
 approval; three to five tools, each with an ``inputSchema`` and a policy condition; a
 tool-access plan; credentials; prerequisites; tests), and the packages differ from each
-other (names, schemas, credentials ...); conditions use round thresholds, as authors
-write them, so a condition text recurs across skills.
+other (names, schemas, credentials ...). Conditions use round thresholds, as authors write
+them, so a condition text recurs across skills (under a hundred distinct ones in about
+4,900): the loader compiles each distinct condition once. Were every condition distinct,
+compiling them would add about a second per 1,000 skills.
+
 The exit status is 1 when any package fails to load.
 """
 

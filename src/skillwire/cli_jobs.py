@@ -94,7 +94,9 @@ def with_runtime(
 
 def fail(message: str) -> typer.Exit:
     """Print an error (no traceback) and return the exit to raise."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]error:[/] {message}")
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    console.print("[red]error:[/] ", end="")
+    console.print(message, markup=False)
     return typer.Exit(2)
 
 

@@ -27,7 +27,9 @@ from tests.engine.helpers import SwitchModel, approval_script, drive, fresh_scri
 from skillwire.core.job import Event, JobRecord, JobStatus
 from skillwire.engine import Runtime
 from skillwire.skills import Skill, load_skill
+from skillwire.skills.model_tools import PythonExecutor
 from skillwire.store import SQLiteJobStore
+from skillwire.tools import resolve_callable
 
 UNFINISHED = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.PAUSED)
 
@@ -71,7 +73,7 @@ async def work(db: Path, skill: Skill, ledger: Path, jobs: int) -> None:
     """A worker's life: finish what others left, then run ``jobs`` new jobs."""
     store = ReportingStore(db)
     model = SwitchModel()
-    runtime = Runtime(store, model)
+    runtime = Runtime(store, model, skills=lambda _record: skill)
     try:
         await finish_all(runtime, model, ledger, announce=True)
         for _ in range(jobs):
@@ -88,6 +90,9 @@ async def work(db: Path, skill: Skill, ledger: Path, jobs: int) -> None:
 def serve(db: Path, skill_file: Path, ledger: Path) -> None:
     """The fork server's loop."""
     skill = load_skill(skill_file)
+    for tool in skill.tools:  # import the tools' module once, here, not in every worker
+        if isinstance(tool.executor, PythonExecutor):
+            resolve_callable(tool.executor.callable, skill.root)
     say("ready")
     for line in sys.stdin:
         command = line.split()

@@ -12,6 +12,7 @@ test can count the runs of the one tool that is not idempotent, ``process_refund
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import select
@@ -19,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import deque
 from pathlib import Path
 
 from tests.engine.crash_child import finish_all, unfinished
@@ -34,37 +36,48 @@ LINE_TIMEOUT_S = 60.0  # a guard against a hung worker, not a timing assertion
 
 
 class Lines:
-    """Lines from a pipe, read without Python's buffering, with a guard timeout."""
+    """Lines from a pipe, read without Python's buffering, with a guard timeout; the
+    last ones read, and the server's standard error, are shown when something fails."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, stderr: Path) -> None:
         self.fd = fd
         self.buffer = b""
+        self.stderr = stderr
+        self.recent: deque[str] = deque(maxlen=40)
 
     def next(self) -> str:
         """The next line (without its newline)."""
         while b"\n" not in self.buffer:
             ready, _, _ = select.select([self.fd], [], [], LINE_TIMEOUT_S)
-            assert ready, "the fork server said nothing for a minute"
+            assert ready, self.story("the fork server said nothing for a minute")
             chunk = os.read(self.fd, 65536)
-            assert chunk, "the fork server died"
+            assert chunk, self.story("the fork server died")
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
-        return line.decode()
+        self.recent.append(line.decode())
+        return self.recent[-1]
+
+    def story(self, what: str) -> str:
+        """``what``, the last lines read and the server's standard error."""
+        errors = self.stderr.read_text()[-3000:] if self.stderr.exists() else ""
+        return f"{what}\nlast lines: {list(self.recent)}\nstderr: {errors}"
 
 
 def test_workers_killed_at_random_points_lose_nothing(tmp_path: Path) -> None:
     skill_file, ledger = ledger_skill(tmp_path / "skill")
     db = tmp_path / "jobs.db"
     rng = random.Random(20260123)
+    errors = (tmp_path / "server.err").open("wb")
     server = subprocess.Popen(
         [sys.executable, "-m", "tests.engine.crash_child", str(db), str(skill_file), str(ledger)],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
+        stderr=errors,
         env={**os.environ, "SKILLWIRE_LEDGER_ECHO": "1", "PYTHONPATH": str(ROOT)},
     )
     assert server.stdin is not None and server.stdout is not None
-    lines = Lines(server.stdout.fileno())
+    lines = Lines(server.stdout.fileno(), tmp_path / "server.err")
     created: set[str] = set()
     kills = finished_workers = 0
     started = time.monotonic()
@@ -74,16 +87,17 @@ def test_workers_killed_at_random_points_lose_nothing(tmp_path: Path) -> None:
             server.stdin.write(f"fork {JOBS_PER_WORKER}\n".encode())
             server.stdin.flush()
             pid_line = lines.next()
-            assert pid_line.startswith("pid "), pid_line
+            assert pid_line.startswith("pid "), lines.story(pid_line)
             pid = int(pid_line.split()[1])
             steps, killed = rng.randint(0, 14), False
             while True:
                 if steps == 0 and not killed:
-                    os.kill(pid, signal.SIGKILL)
+                    with contextlib.suppress(ProcessLookupError):  # it ended by itself
+                        os.kill(pid, signal.SIGKILL)
                     killed = True
                 line = lines.next()
                 kind, _, rest = line.partition(" ")
-                assert kind != "error", line
+                assert kind != "error", lines.story(line)
                 if kind == "created":
                     created.add(rest)
                 if kind == "reaped":
@@ -92,7 +106,7 @@ def test_workers_killed_at_random_points_lose_nothing(tmp_path: Path) -> None:
                         assert os.WTERMSIG(status) == signal.SIGKILL
                         kills += 1
                     else:
-                        assert os.WEXITSTATUS(status) == 0, line
+                        assert os.WEXITSTATUS(status) == 0, lines.story(line)
                         finished_workers += 1
                     break
                 steps -= 1
@@ -103,6 +117,7 @@ def test_workers_killed_at_random_points_lose_nothing(tmp_path: Path) -> None:
         if server.poll() is None:
             server.kill()
             server.wait()
+        errors.close()
     elapsed = time.monotonic() - started
 
     async def settle() -> tuple[list[str], dict[str, JobStatus], list[str]]:

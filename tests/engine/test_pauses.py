@@ -316,3 +316,49 @@ def test_out_of_domain_ends_without_planning(tmp_path: Path, refund_yaml: Path) 
             assert kinds(job)[-2:] == ["out_of_domain", "status"]
 
     run(main())
+
+
+def test_a_denied_call_proposed_again_is_not_asked_again(tmp_path: Path, refund_yaml: Path) -> None:
+    script = approval_script()
+    refused = {"order_id": ORDER, "status": "denied", "next_steps": "none"}
+    script[4:] = [
+        call("process_refund", "c4", order_id=ORDER, amount=750.0),  # the same call again
+        final("The refund was not approved.", refused),
+        gate(),
+        polish("Sorry, ORD-12345 was not refunded (status: denied). Next steps: none."),
+    ]
+
+    async def main() -> None:
+        async with runtime_for(tmp_path / "jobs.db", script) as (rt, model):
+            job = await rt.start(load_skill(refund_yaml), "Refund 750 for ORD-12345")
+            job = await rt.resume(job.id, approval="deny", role="supervisor")
+            model.assert_complete()
+            assert job.status is JobStatus.COMPLETED
+            assert len(events_of(job, "paused")) == 1
+            again = events_of(job, "denied_before")
+            assert len(again) == 1 and again[0].reason_code == "APPROVAL_DENIED"
+            told = [m for m in model.calls[5].messages if m.role == "tool"][-1]
+            assert told.tool_call_id == "c4" and told.content.startswith("DENIED earlier")
+
+    run(main())
+
+
+def test_a_summary_is_the_stored_job_without_its_events(tmp_path: Path, refund_yaml: Path) -> None:
+    async def main() -> None:
+        async with runtime_for(tmp_path / "jobs.db", approval_script()) as (rt, _):
+            job = await rt.start(load_skill(refund_yaml), "Refund 750 for ORD-12345", detail=False)
+            assert not job.detailed and job.events == [] and job.model_calls == []
+            as_dict = job.to_dict()
+            assert "events" not in as_dict and "model_calls" not in as_dict
+            full = await rt.view(job.id)
+            assert full.detailed and full.events
+            assert full.to_dict() == {
+                **as_dict,
+                "events": full.to_dict()["events"],
+                "model_calls": full.to_dict()["model_calls"],
+            }
+            assert full.record.state == job.record.state
+            summary = await rt.view(job.id, detail=False)
+            assert summary.record.version == job.record.version and not summary.detailed
+
+    run(main())

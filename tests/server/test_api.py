@@ -199,6 +199,29 @@ def test_list_refuses_bad_parameters(client: TestClient, query: str) -> None:
     assert_error(client.get(f"/api/jobs?{query}", headers=auth("alice")), 422, "invalid_request")
 
 
+def test_an_unknown_query_parameter_is_refused_not_ignored(client: TestClient) -> None:
+    error = assert_error(
+        client.get("/api/jobs?stauts=paused", headers=auth("alice")), 422, "invalid_request"
+    )
+    assert error["details"][0]["loc"] == ["query", "stauts"]
+
+
+def test_a_405_names_every_method_of_the_path(client: TestClient) -> None:
+    response = client.put("/api/jobs", headers=auth("alice"))
+    assert response.headers["allow"] == "GET, POST"
+
+
+def test_nothing_but_the_cli_imports_the_server() -> None:
+    src = Path(__file__).resolve().parents[2] / "src" / "skillwire"
+    importers = sorted(
+        str(path.relative_to(src))
+        for path in src.rglob("*.py")
+        if "server" not in path.relative_to(src).parts
+        and "skillwire.server" in path.read_text(encoding="utf-8")
+    )
+    assert importers == ["cli_app.py"]
+
+
 def test_an_unknown_job_is_not_found(client: TestClient) -> None:
     assert_error(client.get("/api/jobs/nope", headers=auth("boss")), 404, "not_found")
 

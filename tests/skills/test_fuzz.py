@@ -1,10 +1,12 @@
 """Robustness: no input makes a loader raise; every outcome is a report.
 
-Random text, truncations and character-level mutations of the examples, and random data
+Random text, truncations and character-level mutations of the examples, random data
 shaped like the skill model (keys drawn from its real field names, values from the words
-it understands) all go through :func:`load_paths`, and a few through ``skillwire check``.
-The result must always be a report (ok, warnings or errors) and never a traceback; every
-error names its file, and a syntax error also its line.
+it understands), and the examples with one value replaced all go through
+:func:`load_paths`, and a few through ``skillwire check``. The result must always be a
+report (ok, warnings or errors) and never a traceback; every error names its file, and a
+syntax error also its line. The crashes these tests found are kept as plain regression
+tests, and the fast input-schema check is compared with jsonschema's own.
 
 ``SKILLWIRE_FUZZ_SCALE=10 pytest tests/skills/test_fuzz.py`` runs ten times the examples.
 """
@@ -16,13 +18,14 @@ import itertools
 import json
 import os
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator, SchemaError
 from pydantic import BaseModel
 from ruamel.yaml import YAML
 from tests.conftest import EXAMPLES
@@ -31,6 +34,7 @@ from typer.testing import CliRunner
 from skillwire.cli_app import app
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.skills import LoadResult, load_paths
+from skillwire.skills._schema_check import schema_problem
 from skillwire.skills.model import DomainFile, SkillManifest
 from skillwire.skills.model_package import (
     SCHEMA_VERSIONS,
@@ -116,7 +120,7 @@ class FolderMaker:
 def load_file(folder: Path, name: str, content: str | bytes) -> Path:
     """Write ``content`` as ``folder/name``, load it, check the result; return its path."""
     path = folder / name
-    if isinstance(content, str):
+    if isinstance(content, str):  # a lone surrogate is written as bytes that are not UTF-8
         path.write_text(content, encoding="utf-8", errors="surrogatepass", newline="")
     else:
         path.write_bytes(content)
@@ -141,8 +145,8 @@ def write_package(folder: Path, **changed: str | bytes | None) -> Path:
 
 def mutate(text: str, edits: list[tuple[str, int, str]]) -> str:
     """Apply character edits: ``("delete" | "insert" | "replace", position, char)``."""
-    for kind, at, char in edits:
-        at = at % (len(text) + 1)
+    for kind, position, char in edits:
+        at = position % (len(text) + 1)
         if kind == "delete":
             text = text[:at] + text[at + 1 :]
         elif kind == "insert":
@@ -153,7 +157,7 @@ def mutate(text: str, edits: list[tuple[str, int, str]]) -> str:
 
 
 SIGNIFICANT = st.sampled_from(
-    list(":-[]{}*&!|>'\"#,?%@`~ \n\t\r\\/.0123456789eE+ab_xyz") + ["\x00", "\x85", "\ufeff", "é"]
+    [*":-[]{}*&!|>'\"#,?%@`~ \n\t\r\\/.0123456789eE+ab_xyz", "\x00", "\x85", "\ufeff", "é"]
 )
 EDITS = st.lists(
     st.tuples(
@@ -190,8 +194,14 @@ def _models_in(annotation: Any) -> Iterator[type[BaseModel]]:
 
 
 FIELD_NAMES = model_names(
-    DomainFile, SkillManifest, ToolsFile, GuardrailsFile, CredentialsFile, PrerequisitesFile
-) + model_names(TestsFile)
+    DomainFile,
+    SkillManifest,
+    ToolsFile,
+    GuardrailsFile,
+    CredentialsFile,
+    PrerequisitesFile,
+    TestsFile,
+)
 WORDS = [
     # literal values and references the model and the checks understand
     *("always", "never", "conditional", "deny", "allow", "escalate", "require_approval"),
@@ -404,6 +414,94 @@ def test_package_file_that_is_a_folder_never_raises(tmp_path: Path) -> None:
     check_result(load_paths([pkg]), tmp_path)
 
 
+# ---------------------------------------------------------------- the input-schema check
+
+
+def metaschema_verdict(schema: Any) -> tuple[str, tuple[str, ...]] | None:
+    """What jsonschema itself says about ``schema`` (the reference for rule 4)."""
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        return exc.message, tuple(str(part) for part in exc.path)
+    return None
+
+
+KEYWORDS = [
+    *("type", "properties", "required", "items", "prefixItems", "additionalProperties"),
+    *("enum", "const", "default", "examples", "pattern", "patternProperties", "format"),
+    *("minimum", "maximum", "exclusiveMinimum", "multipleOf", "minLength", "maxItems"),
+    *("minContains", "uniqueItems", "allOf", "anyOf", "oneOf", "not", "if", "then", "else"),
+    *("$ref", "$defs", "$id", "$anchor", "$comment", "description", "title", "deprecated"),
+    *("dependentRequired", "dependentSchemas", "definitions", "unevaluatedProperties"),
+    *("contentSchema", "propertyNames", "x-extension"),
+]
+SCHEMA_SCALARS = (
+    st.sampled_from(["object", "string", "integer", "array", "nope", "^a+$", "([", "#/$defs/a"])
+    | st.integers(-3, 3)
+    | st.sampled_from([0.0, 1.0, 2.5, -1.5, 10**30])
+    | st.booleans()
+    | st.none()
+)
+TYPE_NAMES = ["array", "boolean", "integer", "null", "number", "object", "string"]
+NAMES = st.sampled_from(["a", "b", "order_id", "^x$", "(["])
+
+
+def keyword_value(keyword: str) -> st.SearchStrategy[Any]:
+    """A value for ``keyword``: mostly one the metaschema accepts, sometimes a near miss."""
+    schema = st.deferred(lambda: SCHEMAS)
+    names = st.lists(NAMES, max_size=3)
+    right: dict[str, st.SearchStrategy[Any]] = {
+        "type": st.sampled_from(TYPE_NAMES) | st.lists(st.sampled_from([*TYPE_NAMES, "x"])),
+        "properties": st.dictionaries(NAMES, schema, max_size=3),
+        "patternProperties": st.dictionaries(NAMES, schema, max_size=2),
+        "$defs": st.dictionaries(NAMES, schema, max_size=2),
+        "dependentSchemas": st.dictionaries(NAMES, schema, max_size=2),
+        "definitions": st.dictionaries(NAMES, schema, max_size=2),
+        "required": names,
+        "dependentRequired": st.dictionaries(NAMES, names, max_size=2),
+        "allOf": st.lists(schema, max_size=2),
+        "anyOf": st.lists(schema, max_size=2),
+        "oneOf": st.lists(schema, max_size=2),
+        "prefixItems": st.lists(schema, max_size=2),
+        "enum": st.lists(SCHEMA_SCALARS, max_size=3),
+        "examples": st.lists(SCHEMA_SCALARS, max_size=2),
+        "pattern": st.sampled_from(["^a$", "[0-9]{5}", "(", "a{2,1}", "\\d+"]),
+        "minimum": st.integers(-5, 5) | st.floats(-5, 5),
+        "maximum": st.integers(-5, 5) | st.floats(-5, 5),
+        "exclusiveMinimum": st.integers(-5, 5) | st.floats(-5, 5),
+        "multipleOf": st.sampled_from([0, 1, 2, 0.5, -1, 0.0]),
+        "minLength": st.integers(-1, 5) | st.just(2.0),
+        "maxItems": st.integers(-1, 5) | st.just(1.5),
+        "minContains": st.integers(-1, 3),
+        "uniqueItems": st.booleans(),
+        "deprecated": st.booleans(),
+        "$ref": st.sampled_from(["#/$defs/a", "#", "other.json", ""]),
+        "$id": st.sampled_from(["https://x.test/s", "#frag", "a b"]),
+        "$anchor": st.sampled_from(["a", "1a", "a-b"]),
+        "format": st.sampled_from(["email", "uri", "x"]),
+        "$comment": st.text(max_size=3),
+        "description": st.text(max_size=3),
+        "title": st.text(max_size=3),
+        "const": SCHEMA_SCALARS,
+        "default": SCHEMA_SCALARS,
+        "x-extension": SCHEMA_SCALARS,
+    }
+    if keyword not in right:
+        return schema
+    return st.one_of(*[right[keyword]] * 6, SCHEMA_SCALARS)  # a near miss one time in seven
+
+
+SCHEMAS: st.SearchStrategy[Any] = st.booleans() | st.lists(
+    st.sampled_from(KEYWORDS), unique=True, max_size=4
+).flatmap(lambda keys: st.fixed_dictionaries({k: keyword_value(k) for k in keys}))
+
+
+@examples(300)
+@given(SCHEMAS)
+def test_fast_schema_check_agrees_with_jsonschema(schema: Any) -> None:
+    assert schema_problem(schema) == metaschema_verdict(schema)
+
+
 # ---------------------------------------------------------------- crashes found, kept fixed
 
 
@@ -412,9 +510,7 @@ def error_codes(result: LoadResult) -> list[str]:
     return [i.code for rep in result.report.skills for i in rep.errors]
 
 
-def load_package_with(
-    folder: Path, name: str, change: typing.Callable[[Any], None]
-) -> LoadResult:
+def load_package_with(folder: Path, name: str, change: Callable[[Any], None]) -> LoadResult:
     """Load a copy of the refund package with one JSON file changed by ``change``."""
     data = json.loads(PACKAGE_FILES[name])
     change(data)
@@ -539,12 +635,19 @@ def test_folders_linked_into_themselves_are_walked_once(tmp_path: Path) -> None:
 
 
 def test_very_deep_folders_are_walked(tmp_path: Path) -> None:
-    folder = tmp_path
+    folders = [tmp_path / "d"]
     for _ in range(1200):  # deeper than Python's recursion limit
-        folder = folder / "d"
-        folder.mkdir()
-    (folder / "domain.yaml").write_text("id: deep\n")
-    assert list(load_paths([tmp_path]).skills) == ["deep"]
+        folders.append(folders[-1] / "d")
+    try:
+        for folder in folders:
+            folder.mkdir()
+        (folders[-1] / "domain.yaml").write_text("id: deep\n")
+        assert list(load_paths([tmp_path]).skills) == ["deep"]
+    finally:  # shutil.rmtree (pytest's cleanup) recurses: remove bottom-up here
+        (folders[-1] / "domain.yaml").unlink(missing_ok=True)
+        for folder in reversed(folders):
+            if folder.is_dir():
+                folder.rmdir()
 
 
 # ---------------------------------------------------------------- the command line

@@ -253,3 +253,24 @@ def test_not_a_mapping(tmp_path: Path, text: str) -> None:
 def test_json_single_file(tmp_path: Path) -> None:
     path = write(tmp_path, '{"id": "j", "tools": [{"name": "t"}]}', "skill.json")
     assert load_skill(path).format == "json"
+
+
+def test_invalid_entity_and_input_patterns(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+intents:
+  supported:
+    - id: a
+      entities:
+        - {name: x, pattern: "([a-z"}
+required_inputs:
+  - {path: email, pattern: "*bad"}
+tools:
+  - name: t
+    inputSchema: {type: object, properties: [1, 2]}
+""",
+    )
+    errors = load_paths([path]).report.skills[0].errors
+    assert {e.code for e in errors} >= {"invalid-pattern", "invalid-schema"}
+    assert sorted(e.location.line for e in errors if e.code == "invalid-pattern") == [6, 8]

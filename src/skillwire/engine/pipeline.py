@@ -22,6 +22,7 @@ from skillwire.engine.finalization import FinalizationGate, ReplyPolisher
 from skillwire.engine.prompts import intent_request, planner_request, tool_specs
 from skillwire.engine.run import BudgetExhausted, JobRun
 from skillwire.policy.arguments import FieldCheck
+from skillwire.policy.call import args_key
 from skillwire.policy.decisions import Allow, Block, Decision, NeedInput
 from skillwire.policy.gate import Gate
 from skillwire.policy.workflows import SubGoal, workflows_to_subgoals
@@ -202,6 +203,8 @@ class Pipeline:
                     iteration=run.state.iterations,
                 )
                 proposal = _with_given_inputs(run, proposal, self.facts(run).required)
+                if _denied_before(run, proposal):
+                    continue
                 if await self._handle_tool(run, proposal):
                     return
             elif isinstance(proposal, FinalAnswer):
@@ -411,6 +414,33 @@ def _with_given_inputs(
         "planner", "inputs_applied", ", ".join(sorted(filled)), tool=proposal.tool, inputs=filled
     )
     return replace(proposal, args={**proposal.args, **filled})
+
+
+def _denied_before(run: JobRun, proposal: ToolProposal) -> bool:
+    """True (and the planner told) when this exact call was denied earlier in the job:
+    the approver is not asked twice for what they refused."""
+    if not run.state.denials:
+        return False
+    tool = run.skill.tool(proposal.tool)
+    name = tool.name if tool is not None else proposal.tool
+    key = args_key(name, proposal.args)
+    denial = next((d for d in run.state.denials if args_key(d["tool"], d["args"]) == key), None)
+    if denial is None:
+        return False
+    run.event(
+        "gate",
+        "denied_before",
+        f"{name} was denied by {denial['role']}",
+        reason_code="APPROVAL_DENIED",
+        tool=name,
+        args=proposal.args,
+    )
+    _answer_call(
+        run,
+        proposal.call_id,
+        f"DENIED earlier by {denial['role']}: {name} with these arguments does not run.",
+    )
+    return True
 
 
 def _record_decision(run: JobRun, decision: Decision) -> None:

@@ -325,6 +325,9 @@ class Runtime:
         else:
             pending = state.pending or {}
             state.pending = None
+            state.denials.append(
+                {"tool": waiting.tool, "args": waiting.arguments or {}, "role": role}
+            )
             _answer_call(
                 run,
                 str(pending.get("call_id", "")),

@@ -1,10 +1,11 @@
 """The engine's working state of one job, persisted as JSON in ``JobRecord.state``.
 
 Everything a job needs to continue after a pause or a crash is here: the message,
-intent and entities, inputs given, tools run, approvals granted, the planner's
-conversation, the proposal waiting for input or approval, the tool in flight, and the
-counters that budgets and the finalization gate read. Version:
-:data:`skillwire.core.job.JOB_STATE_VERSION` (1: first version).
+intent and entities, inputs given, tools run, approvals granted and denied, the
+planner's conversation, the proposal waiting for input or approval, the tool in flight,
+and the counters that budgets and the finalization gate read. Version:
+:data:`skillwire.core.job.JOB_STATE_VERSION` (1: first version; ``denials`` was added
+within it, with a default, so states written without it read the same).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class JobState:
     inputs: dict[str, Any] = field(default_factory=dict)
     history: list[dict[str, Any]] = field(default_factory=list)
     grants: list[dict[str, Any]] = field(default_factory=list)
+    denials: list[dict[str, Any]] = field(default_factory=list)
     conversation: list[dict[str, Any]] = field(default_factory=list)
     pending: dict[str, Any] | None = None
     pause_kind: str | None = None

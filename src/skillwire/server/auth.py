@@ -127,13 +127,3 @@ class KeyRing:
         if found.dev:
             roles = roles | frozenset(self._approver_roles())
         return Principal(found.principal, roles, found.dev)
-
-
-def bearer_key(authorization: str | None) -> str | None:
-    """The key of an ``Authorization: Bearer <key>`` header, or None."""
-    if not authorization:
-        return None
-    scheme, _, value = authorization.partition(" ")
-    if scheme.lower() != "bearer" or not value.strip():
-        return None
-    return value.strip()

@@ -6,8 +6,9 @@ and identify the caller from ``Authorization: Bearer <key>`` or the page's cooki
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -43,7 +44,8 @@ class ServerContext:
     poll_seconds: float = 2.0
     """The longest a stream waits without a signal (catches other processes' writes)."""
     closing: bool = False
-    background: set[object] = field(default_factory=set)
+    background: set[asyncio.Task[Any]] = field(default_factory=set)
+    """Server tasks to keep referenced (the recovery at start)."""
 
 
 class NotAuthenticated(Exception):  # noqa: N818 - mapped to 401 (API) or the login page

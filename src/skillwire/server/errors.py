@@ -18,6 +18,7 @@ carries a traceback (that goes to the log)::
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -27,7 +28,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
-from starlette.routing import Match
 
 from skillwire.core.issues import (
     ConflictError,
@@ -89,14 +89,16 @@ def error_responses(*codes: int, json_content: bool = False) -> dict[int | str, 
 
 
 def allowed_methods(request: Request) -> list[str]:
-    """Every method some route of the app accepts at the request's path."""
+    """The methods the OpenAPI document gives the request's path (empty off the API)."""
     methods: set[str] = set()
-    for route in request.app.router.routes:
-        match, _ = route.matches({**request.scope, "method": "GET"})
-        route_methods = getattr(route, "methods", None)
-        if match is not Match.NONE and route_methods:
-            methods.update(route_methods)
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, request.url.path):
+            methods.update(m.upper() for m in operations if m in _HTTP_METHODS)
     return sorted(methods)
+
+
+_HTTP_METHODS = frozenset({"get", "put", "post", "delete", "patch", "head", "options"})
 
 
 def _is_api(request: Request) -> bool:
@@ -192,8 +194,8 @@ def install_error_handlers(app: FastAPI) -> None:
         code = _HTTP_CODES.get(exc.status_code, "error")
         message = str(exc.detail) if exc.detail else code.replace("_", " ")
         headers = dict(exc.headers) if exc.headers else {}
-        if exc.status_code == 405:  # Starlette names one route's methods; the path may have more
-            headers["Allow"] = ", ".join(allowed_methods(request))
+        if exc.status_code == 405 and (allowed := allowed_methods(request)):
+            headers["Allow"] = ", ".join(allowed)  # Starlette names only one route's methods
         return _respond(request, exc.status_code, code, message, headers=headers or None)
 
     @app.exception_handler(ServiceUnavailable)
@@ -228,15 +230,9 @@ def known_query(request: Request) -> None:
         )
 
 
-def _query_names(dependant: Dependant) -> frozenset[str]:
+def _query_names(dependant: Dependant) -> set[str]:
     """The query parameters a route (with its dependencies) declares."""
-    found = _QUERY_NAMES.get(id(dependant))
-    if found is None:
-        names = {p.alias for p in dependant.query_params}
-        for sub in dependant.dependencies:
-            names |= _query_names(sub)
-        found = _QUERY_NAMES[id(dependant)] = frozenset(names)
-    return found
-
-
-_QUERY_NAMES: dict[int, frozenset[str]] = {}
+    names = {p.alias for p in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _query_names(sub)
+    return names

@@ -23,7 +23,6 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord
-from skillwire.engine import JobView
 from skillwire.server.context import ApiPrincipal, ServerContext, context_of
 from skillwire.server.errors import error_responses, known_query
 
@@ -105,9 +104,9 @@ async def follow(
                 await listener.wait(ctx.poll_seconds)
 
 
-async def visible_job(job_id: str, principal: ApiPrincipal, request: Request) -> JobView:
+async def visible_job(job_id: str, principal: ApiPrincipal, request: Request) -> JobRecord:
     """The job, checked before the stream starts (so a 404 or 401 is a real status)."""
-    return await context_of(request).service.view(principal, job_id)
+    return await context_of(request).service.record(principal, job_id)
 
 
 def _job_state(record: JobRecord) -> dict[str, Any]:
@@ -129,7 +128,7 @@ def _job_state(record: JobRecord) -> dict[str, Any]:
     responses=error_responses(401, 404, json_content=True),
 )
 async def job_events(
-    view: Annotated[JobView, Depends(visible_job)],
+    job: Annotated[JobRecord, Depends(visible_job)],
     request: Request,
     after: Annotated[int, Query(ge=0, le=10**9, description="Events after this seq.")] = 0,
     live: Annotated[
@@ -141,7 +140,7 @@ async def job_events(
     ``end``); ``Last-Event-ID`` resumes a dropped stream."""
     ctx = context_of(request)
     cursor = Cursor.parse(last_event_id) or Cursor(after, 0)
-    async for tick in follow(ctx, view.id, cursor, live=live):
+    async for tick in follow(ctx, job.id, cursor, live=live):
         for event in tick.events:
             cursor.event_seq = event.seq
             yield ServerSentEvent(event="job_event", id=cursor.token, data=event.to_dict())

@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
 from skillwire.core.issues import NotFoundError, UsageError
+from skillwire.core.job import JobRecord
 from skillwire.engine import JobView
 from skillwire.server.auth import Principal
 from skillwire.server.context import PagePrincipal, context_of
@@ -82,13 +83,13 @@ async def job_state(job_id: str, request: Request, principal: PagePrincipal) -> 
     return await _panel(request, principal, view)
 
 
-async def _page_visible_job(job_id: str, principal: PagePrincipal, request: Request) -> JobView:
-    return await context_of(request).service.view(principal, job_id)
+async def _page_visible_job(job_id: str, principal: PagePrincipal, request: Request) -> JobRecord:
+    return await context_of(request).service.record(principal, job_id)
 
 
 @router.get("/jobs/{job_id}/stream", response_class=EventSourceResponse)
 async def job_stream(
-    view: Annotated[JobView, Depends(_page_visible_job)],
+    job: Annotated[JobRecord, Depends(_page_visible_job)],
     request: Request,
     after: Annotated[int, Query(ge=0)] = 0,
     calls: Annotated[int, Query(ge=0)] = 0,
@@ -100,7 +101,7 @@ async def job_stream(
     env = ctx.templates.env
     row, call_row = env.get_template("_event_row.html"), env.get_template("_call_row.html")
     cursor = Cursor.parse(request.headers.get("last-event-id")) or Cursor(after, calls)
-    async for tick in follow(ctx, view.id, cursor, version=version):
+    async for tick in follow(ctx, job.id, cursor, version=version):
         for event in tick.events:
             cursor.event_seq = event.seq
             yield ServerSentEvent(event="row", id=cursor.token, raw_data=row.render(e=event))
@@ -136,7 +137,7 @@ async def _after(
 async def give_input(job_id: str, request: Request, principal: PagePrincipal) -> Response:
     """The input widget's submission: one value per requested field."""
     service = context_of(request).service
-    record = (await service.view(principal, job_id)).record
+    record = await service.record(principal, job_id)
     form = await request.form()
     if record.waiting is None:
         work = service.answer(principal, job_id, {}, None)

@@ -29,18 +29,20 @@ def _announce_dev(key: str, host: str, port: int) -> None:
     from rich.panel import Panel
 
     console = Console(stderr=True, highlight=False)
-    exposed = host not in ("127.0.0.1", "localhost", "::1")
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     text = (
         "[bold]DEVELOPMENT MODE[/]: one key with every role (user, admin and every "
         "approver role the skills name). Do not expose this server.\n\n"
         f"  dev key: [bold]{key}[/]\n"
-        f"  page:    http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/login"
-        " (paste the key)\n"
-        f"  API:     curl -H 'Authorization: Bearer {key}' http://{host}:{port}/api/skills"
+        f"  page:    http://{shown}:{port}/login (paste the key)"
     )
-    if exposed:
+    if host not in ("127.0.0.1", "localhost", "::1"):
         text += f"\n\n[bold red]WARNING: listening on {host}, not only on this machine.[/]"
     console.print(Panel(text, title="skillwire serve --dev", border_style="red"))
+    console.print(
+        f"try: curl -H 'Authorization: Bearer {key}' http://{shown}:{port}/api/skills",
+        soft_wrap=True,
+    )
 
 
 def serve(

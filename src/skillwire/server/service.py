@@ -169,15 +169,23 @@ class JobService:
 
     # -- reading -----------------------------------------------------------------------
 
-    async def view(self, principal: Principal, job_id: str) -> JobView:
-        """The job, if ``principal`` may see it; NotFoundError otherwise."""
+    async def record(self, principal: Principal, job_id: str) -> JobRecord:
+        """The job's record, if ``principal`` may see the job; NotFoundError otherwise
+        (its events are read only when they decide)."""
         record = await self.store.get(job_id)
-        if record is None:
-            raise NotFoundError(f"no job '{job_id}'")
-        events = await self.store.events(job_id)
-        if not may_see(principal, record, events):
-            raise NotFoundError(f"no job '{job_id}'")
-        return JobView(record, events, await self.store.model_calls(job_id))
+        if record is not None and (
+            may_see(principal, record, [])
+            or may_see(principal, record, await self.store.events(job_id))
+        ):
+            return record
+        raise NotFoundError(f"no job '{job_id}'")
+
+    async def view(self, principal: Principal, job_id: str) -> JobView:
+        """The job with its events and model calls, if ``principal`` may see it."""
+        record = await self.record(principal, job_id)
+        return JobView(
+            record, await self.store.events(job_id), await self.store.model_calls(job_id)
+        )
 
     async def list_jobs(
         self,
@@ -248,7 +256,7 @@ class JobService:
         correlation_id: str | None = None,
     ) -> Outcome:
         """Give a paused job the input it waits for."""
-        record = (await self.view(principal, job_id)).record
+        record = await self.record(principal, job_id)
         if record.status is not JobStatus.PAUSED or record.waiting is None:
             raise ConflictError(f"job {job_id} is {record.status}, not waiting for input")
         if record.outcome_class is OutcomeClass.APPROVAL_REQUIRED:
@@ -272,7 +280,7 @@ class JobService:
         correlation_id: str | None = None,
     ) -> Outcome:
         """Approve or deny the call a paused job waits on, as the role the rule names."""
-        record = (await self.view(principal, job_id)).record
+        record = await self.record(principal, job_id)
         waiting = record.waiting
         if (
             record.status is not JobStatus.PAUSED

@@ -22,7 +22,10 @@ from skillwire.core.location import FieldPath
 __all__ = ["JsonPositions", "JsonScan", "LineIndex", "scan_json"]
 
 _WS = re.compile(r"[ \t\r\n]*")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# The unrolled form of "(?:[^"\\]|\\.)*": the same strings, several times faster to match.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+# A key, its colon and the whitespace up to the value, in one match.
+_KEY = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")[ \t\r\n]*:[ \t\r\n]*', re.DOTALL)
 # Numbers, true/false/null and the non-JSON constants NaN, Infinity, -Infinity.
 _SCALAR = re.compile(r"[^\s,:\[\]{}\"]+")
 _BAD_CONSTANTS = frozenset({"NaN", "Infinity", "-Infinity"})
@@ -63,7 +66,7 @@ class JsonScan:
     """The first container opened deeper than the depth limit; the scan stops there."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Frame:
     path: FieldPath
     is_object: bool
@@ -74,11 +77,12 @@ class _Frame:
 def scan_json(text: str, max_depth: int) -> JsonScan:
     """Walk ``text`` once and record where every key, item and value starts."""
     scan = JsonScan()
+    keys, values = scan.keys, scan.values
     stack: list[_Frame] = []
     end = len(text)
     i = _skip(text, 0)
     path: FieldPath = ()
-    scan.keys[()] = scan.values[()] = i
+    keys[()] = values[()] = i
     expect_value = True
     while i < end:
         if expect_value:
@@ -101,7 +105,7 @@ def scan_json(text: str, max_depth: int) -> JsonScan:
                     i, path = step
                 else:
                     path = (*frame.path, 0)
-                    scan.keys[path] = scan.values[path] = i
+                    keys[path] = values[path] = i
                 continue
             match = (_STRING if char == '"' else _SCALAR).match(text, i)
             if match is None:
@@ -126,7 +130,7 @@ def scan_json(text: str, max_depth: int) -> JsonScan:
             else:
                 frame.index += 1
                 path = (*frame.path, frame.index)
-                scan.keys[path] = scan.values[path] = i
+                keys[path] = values[path] = i
             expect_value = True
         elif char == ("}" if frame.is_object else "]"):
             stack.pop()
@@ -138,18 +142,18 @@ def scan_json(text: str, max_depth: int) -> JsonScan:
 
 def _read_key(text: str, i: int, frame: _Frame, scan: JsonScan) -> tuple[int, FieldPath] | None:
     """Read ``"key" :`` at ``i``; return the offset of the value and the entry's path."""
-    match = _STRING.match(text, i)
+    match = _KEY.match(text, i)
     if match is None:
         return None
-    raw = match.group()
-    try:
-        key = json.loads(raw) if "\\" in raw else raw[1:-1]
-    except ValueError:
-        return None
-    j = _skip(text, match.end())
-    if not text.startswith(":", j):
-        return None
-    j = _skip(text, j + 1)
+    raw = match.group(1)
+    if "\\" in raw:
+        try:
+            key = json.loads(raw)
+        except ValueError:
+            return None
+    else:
+        key = raw[1:-1]
+    j = match.end()
     path = (*frame.path, key)
     if key in frame.keys:
         scan.duplicates.append((path, i))

@@ -6,8 +6,8 @@ load. :func:`schema_problem` answers the same question in two steps:
 
 1. :func:`_plainly_valid` walks the schema and accepts it only when every keyword is one
    whose metaschema rule it can check exactly (``type``, ``properties``, ``required``,
-   ``pattern`` ...), with a value that rule accepts. It never accepts a schema the
-   metaschema rejects; anything else it is unsure of (``$ref``, an unknown keyword, a
+   ``pattern``, ``$ref`` ...), with a value that rule accepts. It never accepts a schema
+   the metaschema rejects; anything else it is unsure of (``$id``, an unknown keyword, a
    float where an integer belongs) goes to step 2.
 2. jsonschema's own check, cached by the schema's JSON text, so its message and path are
    exactly the ones it gives. Whatever else it raises on hostile input (a regular
@@ -52,6 +52,9 @@ _TEXT = frozenset(
 )
 _FLAG = frozenset({"uniqueItems", "deprecated", "readOnly", "writeOnly"})
 _ANY = frozenset({"const", "default"})
+_REF_FORMAT_CHECKED = "uri-reference" in Draft202012Validator.FORMAT_CHECKER.checkers
+"""Whether jsonschema checks ``$ref`` as a URI reference (only with an optional package);
+without it, the metaschema accepts any string."""
 _ARRAY = frozenset({"enum", "examples"})
 
 
@@ -201,7 +204,9 @@ def _plainly_valid(schema: Any, depth: int) -> bool:
             )
         elif key == "dependentRequired":
             ok = isinstance(value, dict) and all(_unique_strings(v) for v in value.values())
-        else:  # $ref, $id, $schema, an unknown keyword ...: the metaschema decides
+        elif key == "$ref":
+            ok = isinstance(value, str) and not _REF_FORMAT_CHECKED
+        else:  # $id, $schema, $anchor, an unknown keyword ...: the metaschema decides
             ok = False
         if not ok:
             return False

@@ -7,6 +7,7 @@ errors yields no skill, and the report lists every file with its findings.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, TypeVar
 
@@ -40,6 +41,8 @@ __all__ = ["is_package_manifest", "load_package"]
 
 M = TypeVar("M", bound=BaseModel)
 
+_PLAIN_NAME = re.compile(r"[^/\\:\x00]+")
+"""A file name without folder parts, drive or NUL (the usual case: nothing to resolve)."""
 _SKILLWIRE_ADDITIONS = frozenset(DomainFile.model_fields) - {"id", "name", "description", "version"}
 
 
@@ -196,8 +199,12 @@ def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None
         tests=parts.get("tests", (None, None))[1],
     )
 
-    others = {"access": "guardrails", "credentials": "credentials",
-              "prerequisites": "prerequisites", "tests": "tests"}
+    others = {
+        "access": "guardrails",
+        "credentials": "credentials",
+        "prerequisites": "prerequisites",
+        "tests": "tests",
+    }
 
     def document_of(path: FieldPath) -> tuple[Document, FieldPath]:
         """The file a path of the assembled skill was written in, and its path there."""
@@ -272,6 +279,8 @@ def _is_file(path: Path) -> bool:
 def _inside(name: str) -> bool:
     """Whether a file name stays inside the package folder: relative, no ``..`` above it,
     no drive, no NUL."""
+    if _PLAIN_NAME.fullmatch(name) and name not in (".", ".."):
+        return True
     if not name or "\x00" in name or PureWindowsPath(name).anchor:
         return False
     path = PurePosixPath(name.replace("\\", "/"))

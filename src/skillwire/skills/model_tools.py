@@ -36,6 +36,12 @@ __all__ = [
 ApprovalMode = Literal["always", "conditional", "never"]
 
 
+def _properties(schema: dict[str, Any]) -> dict[str, Any]:
+    """``properties`` of a schema when it is an object (rule 4 reports it otherwise)."""
+    props = schema.get("properties")
+    return props if isinstance(props, dict) else {}
+
+
 class ToolInput(FieldSpec):
     """One argument of a tool."""
 
@@ -249,9 +255,10 @@ class Tool(SkillPart):
         if self.inputs is not None:
             return list(self.inputs)
         schema = self.inputSchema or {}
-        required = set(schema.get("required") or [])
+        listed = schema.get("required")
+        required = {r for r in listed if isinstance(r, str)} if isinstance(listed, list) else set()
         fields: list[ToolInput] = []
-        for name, prop in (schema.get("properties") or {}).items():
+        for name, prop in _properties(schema).items():
             if not isinstance(prop, dict):
                 continue
             kind = prop.get("type", "string")
@@ -273,7 +280,7 @@ class Tool(SkillPart):
         """The argument names, in declaration order."""
         if self.inputs is not None:
             return [i.name for i in self.inputs]
-        return list(((self.inputSchema or {}).get("properties") or {}).keys())
+        return list(_properties(self.inputSchema or {}))
 
     def input_schema(self) -> dict[str, Any]:
         """One JSON Schema (root ``type: object``) for the arguments, from either form."""

@@ -88,6 +88,7 @@ def check_domain(
     issues += _check_tools(skill, locate)
     issues += _check_references(skill, locate)
     issues += _check_workflows(skill, locate)
+    issues += _check_patterns(skill, locate)
     compiled, cond_issues = _compile_conditions(skill, locate_value)
     issues += cond_issues
     return issues, compiled
@@ -121,8 +122,8 @@ def _check_tools(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
         if (
             isinstance(pol.once_only, OnceOnly)
             and pol.once_only.per is not None
-            and (names := input_names(tool)) is not None
-            and pol.once_only.per not in names
+            and (arguments := input_names(tool)) is not None
+            and pol.once_only.per not in arguments
         ):
             yield _error(
                 locate,
@@ -224,6 +225,34 @@ def _refs(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | 
     elif isinstance(node, list):
         for i, v in enumerate(node):
             yield from _refs(v, (*path, i))
+
+
+def _check_patterns(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
+    """Regular expressions of entities and required inputs compile (tool inputs are
+    checked with their schema)."""
+    import re
+
+    sites: list[tuple[FieldPath, str | None]] = [
+        (("intents", "supported", ii, "entities", ei, "pattern"), entity.pattern)
+        for ii, intent in enumerate(skill.intents.supported)
+        for ei, entity in enumerate(intent.entities)
+    ]
+    sites += [
+        (("required_inputs", ri, "pattern"), req.pattern)
+        for ri, req in enumerate(skill.required_inputs)
+    ]
+    for path, pattern in sites:
+        if pattern is None:
+            continue
+        try:
+            re.compile(pattern)
+        except (re.error, RecursionError, OverflowError) as exc:
+            yield _error(
+                locate,
+                path,
+                f"pattern {pattern!r} is not a valid regular expression: {exc}",
+                "invalid-pattern",
+            )
 
 
 def _check_references(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:

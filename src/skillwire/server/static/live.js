@@ -22,19 +22,33 @@
     var source = new EventSource(el.getAttribute("data-stream"));
     var events = document.getElementById("timeline-rows");
     var calls = document.getElementById("call-rows");
+    var busy = false;
+    var again = false;
+
+    // Fetch the state panel again; a change announced while a fetch is under way is
+    // fetched once more after it, so the panel ends on the latest state.
+    function refresh() {
+      if (busy) { again = true; return; }
+      busy = true;
+      var done = function () {
+        busy = false;
+        if (again) { again = false; refresh(); }
+      };
+      htmx.ajax("GET", el.getAttribute("data-state"), { target: "#job-state", swap: "outerHTML" })
+        .then(done, done);
+    }
+
     source.addEventListener("open", function () { el.setAttribute("data-live", "on"); });
     source.addEventListener("error", function () {
       if (el.getAttribute("data-live") !== "ended") el.setAttribute("data-live", "reconnecting");
     });
     source.addEventListener("row", function (e) { append(events, e.data); });
     source.addEventListener("call", function (e) { append(calls, e.data); });
-    source.addEventListener("state", function () {
-      htmx.ajax("GET", el.getAttribute("data-state"), { target: "#job-state", swap: "outerHTML" });
-    });
+    source.addEventListener("state", refresh);
     source.addEventListener("end", function () {
       source.close();
       el.setAttribute("data-live", "ended");
-      htmx.ajax("GET", el.getAttribute("data-state"), { target: "#job-state", swap: "outerHTML" });
+      refresh();
     });
   }
 
