@@ -299,7 +299,7 @@ class Pipeline:
             )
         else:
             state.pause_kind = "approval"
-            reason = "; ".join(dict.fromkeys(r.rule or r.message for r in decision.reasons))
+            reason = decision.reason_text
             prompt = (
                 f"{decision.approver} approval needed: {decision.tool} "
                 f"{json.dumps(decision.args, sort_keys=True)} ({reason})"

@@ -136,8 +136,8 @@ class NeedApproval:
 
     @property
     def reason_text(self) -> str:
-        """The reasons in words, for the approver."""
-        return "; ".join(r.rule or r.message for r in self.reasons)
+        """The reasons in words, for the approver (a rule declared twice is said once)."""
+        return "; ".join(dict.fromkeys(r.rule or r.message for r in self.reasons))
 
 
 Decision = Allow | Block | NeedInput | NeedApproval

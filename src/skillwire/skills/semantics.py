@@ -9,6 +9,7 @@ compiles every condition once, for the runtime to use.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -230,8 +231,6 @@ def _refs(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | 
 def _check_patterns(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
     """Regular expressions of entities and required inputs compile (tool inputs are
     checked with their schema)."""
-    import re
-
     sites: list[tuple[FieldPath, str | None]] = [
         (("intents", "supported", ii, "entities", ei, "pattern"), entity.pattern)
         for ii, intent in enumerate(skill.intents.supported)
