@@ -1,9 +1,13 @@
-"""Executors: python callables (sync and async, the idempotency key), simulate with
-``{{arg}}`` templates, unknown executor types, and a failing tool as the planner sees it."""
+"""Executors: python callables (sync and async, the idempotency key, ``blocking``, the
+JSON form of results), simulate with ``{{arg}}`` templates, unknown executor types, and a
+failing tool as the planner sees it."""
 
 from __future__ import annotations
 
 import asyncio
+import enum
+import json
+import math
 import textwrap
 import threading
 from pathlib import Path
@@ -16,12 +20,25 @@ from skillwire.core.executor import ToolOutcome
 from skillwire.core.job import JobStatus
 from skillwire.skills import Tool
 from skillwire.tools import Executors, PythonCallableExecutor, SimulatedExecutor, fill_template
+from skillwire.tools.python_callable import as_json
 
 MODULE = """
 import asyncio
 import threading
 
 SEEN = []
+
+
+def where(order_id):
+    return {"thread": threading.get_ident()}
+
+
+async def where_async(order_id):
+    return {"thread": threading.get_ident()}
+
+
+def returns_coroutine(order_id):
+    return where_async(order_id)
 
 
 def plain(order_id, amount=1):
@@ -64,13 +81,13 @@ instance = Callable()
 """
 
 
-def python_tool(name: str, target: str) -> Tool:
-    """A tool running ``tools_mod:<target>``."""
+def python_tool(name: str, target: str, **executor: Any) -> Tool:
+    """A tool running ``tools_mod:<target>``, with more executor fields if given."""
     return Tool.model_validate(
         {
             "name": name,
             "inputs": [{"name": "order_id", "type": "string", "required": True}],
-            "executor": {"type": "python", "callable": f"tools_mod:{target}"},
+            "executor": {"type": "python", "callable": f"tools_mod:{target}", **executor},
         }
     )
 
@@ -82,10 +99,70 @@ def root(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def execute(root: Path, target: str, args: dict[str, Any], key: str = "job:0") -> ToolOutcome:
+def execute(
+    root: Path, target: str, args: dict[str, Any], key: str = "job:0", **executor: Any
+) -> ToolOutcome:
     """Run ``tools_mod:<target>`` through the registry of executors."""
-    tool = python_tool(target, target)
+    tool = python_tool(target, target, **executor)
     return asyncio.run(Executors().execute(tool, args, idempotency_key=key, skill_root=root))
+
+
+def thread_of(root: Path, target: str, **executor: Any) -> tuple[int, int]:
+    """The thread ``tools_mod:<target>`` ran on, and the event loop's thread."""
+
+    async def main() -> tuple[int, int]:
+        tool = python_tool(target, target, **executor)
+        outcome = await Executors().execute(
+            tool, {"order_id": ORDER}, idempotency_key="k", skill_root=root
+        )
+        assert outcome.ok, outcome.error
+        return outcome.result["thread"], threading.get_ident()
+
+    return asyncio.run(main())
+
+
+def test_blocking_is_true_unless_declared() -> None:
+    assert python_tool("t", "where").executor.blocking is True  # type: ignore[union-attr]
+    declared = python_tool("t", "where", blocking=False).executor
+    assert declared.blocking is False  # type: ignore[union-attr]
+
+
+def test_a_sync_callable_runs_off_the_loop_by_default(root: Path) -> None:
+    tool_thread, loop_thread = thread_of(root, "where")
+    assert tool_thread != loop_thread
+    tool_thread, loop_thread = thread_of(root, "where", blocking=True)
+    assert tool_thread != loop_thread
+
+
+def test_a_non_blocking_sync_callable_runs_on_the_loop(root: Path) -> None:
+    tool_thread, loop_thread = thread_of(root, "where", blocking=False)
+    assert tool_thread == loop_thread
+
+
+def test_async_callables_run_on_the_loop_whatever_blocking_says(root: Path) -> None:
+    for blocking in (True, False):
+        tool_thread, loop_thread = thread_of(root, "where_async", blocking=blocking)
+        assert tool_thread == loop_thread
+    # a sync callable returning a coroutine: the coroutine is awaited on the loop
+    for blocking in (True, False):
+        tool_thread, loop_thread = thread_of(root, "returns_coroutine", blocking=blocking)
+        assert tool_thread == loop_thread
+
+
+def test_a_non_blocking_tool_keeps_the_outcomes(root: Path) -> None:
+    assert execute(root, "broken", {"order_id": ORDER}, blocking=False) == ToolOutcome(
+        False, error="ValueError: order ORD-12345 is locked"
+    )
+    not_json = execute(root, "not_json", {"order_id": ORDER}, blocking=False)
+    assert not not_json.ok and not_json.error.startswith("result of not_json is not JSON")
+    assert execute(root, "tupled", {"order_id": ORDER}, blocking=False).result == {
+        "pair": [1, 2],
+        "nested": [[3]],
+    }
+    assert execute(root, "keyed", {"order_id": ORDER}, key="abc:2", blocking=False).result == {
+        "order_id": ORDER,
+        "key": "abc:2",
+    }
 
 
 def test_a_sync_callable_runs_in_a_worker_thread(root: Path) -> None:
@@ -131,6 +208,80 @@ def test_results_must_be_json_and_come_back_as_plain_json(root: Path) -> None:
     outcome = execute(root, "not_json", {"order_id": ORDER})
     assert not outcome.ok and outcome.error.startswith("result of not_json is not JSON")
     assert execute(root, "tupled", {"order_id": ORDER}).result == {"pair": [1, 2], "nested": [[3]]}
+
+
+class Colour(enum.IntEnum):
+    RED = 1
+
+
+class Name(str):
+    pass
+
+
+def round_trip(value: Any) -> Any:
+    """What storing ``value`` as JSON and reading it back gives."""
+    return json.loads(json.dumps(value, allow_nan=False))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        0,
+        -(2**70),
+        1.5,
+        -0.0,
+        1e300,
+        "",
+        "caf\u00e9 \ud800",
+        [],
+        {},
+        {"b": 1, "a": [1, 2.5, None, {"x": "y"}], "c": {"d": [[]]}},
+        (1, 2),
+        {"pair": (1, [2, (3,)])},
+        {1: "int key", 2.5: "float key", None: "none key"},
+        {True: "bool key", False: 0},
+        {"colour": Colour.RED, Colour.RED: "enum key"},
+        Name("sub"),
+        {Name("k"): [Name("v")]},
+        [True, 1, 1.0],
+    ],
+)
+def test_as_json_equals_the_json_round_trip(value: Any) -> None:
+    expected = round_trip(value)
+    got = as_json(value)
+    assert got == expected
+    assert json.dumps(got) == json.dumps(expected)  # types and key order, not only equality
+    assert repr(got) == repr(expected)
+
+
+def test_as_json_copies_containers() -> None:
+    inner = {"n": 1}
+    value = {"inner": inner, "again": inner, "items": [inner]}
+    got = as_json(value)
+    inner["n"] = 2  # the tool changing its own data later does not change the result
+    assert got == {"inner": {"n": 1}, "again": {"n": 1}, "items": [{"n": 1}]}
+    assert got["inner"] is not got["again"]
+
+
+@pytest.mark.parametrize("value", [math.nan, {"x": math.inf}, [-math.inf], {"o": object()}])
+def test_as_json_refuses_what_the_round_trip_refuses(value: Any) -> None:
+    with pytest.raises((TypeError, ValueError)) as expected:
+        round_trip(value)
+    with pytest.raises(type(expected.value), match=str(expected.value)):
+        as_json(value)
+
+
+def test_as_json_refuses_cycles() -> None:
+    cycle: dict[str, Any] = {}
+    cycle["self"] = cycle
+    with pytest.raises(ValueError, match="Circular reference"):
+        as_json(cycle)
+    listed: list[Any] = []
+    listed.append(listed)
+    with pytest.raises(ValueError, match="Circular reference"):
+        as_json(listed)
 
 
 def test_a_callable_that_cannot_be_loaded_is_an_outcome(root: Path) -> None:

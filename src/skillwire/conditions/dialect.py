@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from skillwire.conditions._grammar import Grammar, Piece
 from skillwire.conditions._scanner import Token, TokenKind, tokenize
+from skillwire.conditions.access import Access
 from skillwire.core.conditions import ConditionSyntaxError
 
 __all__ = ["MAX_DEPTH", "MAX_TOKENS", "Rewrite", "Token", "TokenKind", "rewrite", "tokenize"]
@@ -67,6 +68,8 @@ class Rewrite:
     """True when the expression computes, so numbers are evaluated as doubles."""
     spans: tuple[_Span, ...]
     """Where each run of :attr:`expression` came from in :attr:`source`."""
+    access: Mapping[str, Access] = field(default_factory=dict)
+    """How the expression reads each free name (:mod:`skillwire.conditions.access`)."""
 
     def original_offset(self, offset: int) -> int:
         """Map a 0-based offset in :attr:`expression` to a 0-based offset in :attr:`source`."""
@@ -117,6 +120,7 @@ def rewrite(source: str) -> Rewrite:
         bound=frozenset(grammar.bound),
         arithmetic=grammar.arithmetic,
         spans=spans,
+        access={name: builder.build() for name, builder in grammar.access.items()},
     )
 
 

@@ -58,6 +58,11 @@ class _SkillFacts:
     subgoals: tuple[SubGoal, ...]
     done_subgoals: tuple[SubGoal, ...]
     required: dict[str, tuple[str, ...]]
+    model_tool_names: dict[str, str]
+    """Each tool's name as models see it, to its name in the skill."""
+    goal_dicts: tuple[dict[str, Any], ...] = ()
+    done_goal_dicts: tuple[dict[str, Any], ...] = ()
+    """:attr:`subgoals` and :attr:`done_subgoals` in JSON form (read, never changed)."""
 
 
 class Pipeline:
@@ -88,6 +93,9 @@ class Pipeline:
                 goals,
                 tuple(replace(g, status="done") for g in goals),
                 required,
+                {model_tool_name(t.name): t.name for t in skill.tools},
+                tuple(g.to_dict() for g in goals),
+                tuple(replace(g, status="done").to_dict() for g in goals),
             )
             self._facts[run.gate] = found
         return found
@@ -228,7 +236,7 @@ class Pipeline:
                 run.skill,
                 run.gate.policy,
                 _subgoals(run, facts),
-                _visible_state(run),
+                _visible_state(run, facts),
                 run.state.messages(),
                 tools,
                 run.skill.engine_config().temperature,
@@ -474,15 +482,16 @@ def _entities(intent: Any, raw: Any) -> tuple[dict[str, Any], list[str]]:
     return kept, rejected
 
 
-def _subgoals(run: JobRun, facts: _SkillFacts) -> list[SubGoal]:
+def _subgoals(run: JobRun, facts: _SkillFacts) -> list[dict[str, Any]]:
+    """The sub-goals' JSON forms, each marked done once its tool has run."""
     done = {h["tool"] for h in run.state.history if h.get("ok")}
     return [
-        finished if goal.tool in done else goal
-        for goal, finished in zip(facts.subgoals, facts.done_subgoals, strict=True)
+        finished if goal["tool"] in done else goal
+        for goal, finished in zip(facts.goal_dicts, facts.done_goal_dicts, strict=True)
     ]
 
 
-def _visible_state(run: JobRun) -> dict[str, Any]:
+def _visible_state(run: JobRun, facts: _SkillFacts) -> dict[str, Any]:
     state = run.state
     return {
         "intent": state.intent,
@@ -498,5 +507,5 @@ def _visible_state(run: JobRun) -> dict[str, Any]:
             }
             for h in state.history
         ],
-        "model_tool_names": {model_tool_name(t.name): t.name for t in run.skill.tools},
+        "model_tool_names": facts.model_tool_names,
     }

@@ -32,8 +32,11 @@ __all__ = [
 JOB_STATE_MARKER = "JOB STATE (JSON):"
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+
+
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return _ENCODER.encode(value)
 
 
 _TEXTS: dict[tuple[str, int, int], tuple[object, object, str]] = {}
@@ -136,7 +139,7 @@ def tool_specs(skill: Skill, policy: CompiledPolicy) -> tuple[ToolSpec, ...]:
 def planner_request(
     skill: Skill,
     policy: CompiledPolicy,
-    subgoals: list[SubGoal],
+    subgoals: list[SubGoal] | list[dict[str, Any]],
     state: dict[str, Any],
     conversation: list[ChatMessage],
     tools: tuple[ToolSpec, ...],
@@ -147,7 +150,7 @@ def planner_request(
     intent = next((i for i in skill.intents.supported if i.id == state.get("intent")), None)
     job_state = {
         **state,
-        "subgoals": [g.to_dict() for g in subgoals],
+        "subgoals": [g if isinstance(g, dict) else g.to_dict() for g in subgoals],
         "required_fields": skill.output_contract.required_fields,
         "intent_tools": [model_tool_name(_full_name(skill, n)) for n in (intent.tools or [])]
         if intent

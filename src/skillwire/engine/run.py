@@ -37,9 +37,26 @@ from skillwire.skills.model import Skill
 __all__ = ["BudgetExhausted", "EngineLimits", "JobRun", "now"]
 
 
+_second: tuple[int, str] = (-1, "")
+"""The last whole second :func:`now` formatted, and its text (replaced as one value, so
+threads never see a second with another second's text)."""
+
+
 def now() -> str:
-    """The current UTC time, ISO 8601 with microseconds."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")
+    """The current UTC time, ISO 8601 with microseconds (``2026-11-23T06:38:59.123456+00:00``,
+    as ``datetime.now(UTC).isoformat(timespec="microseconds")`` writes it).
+
+    A job records a few dozen times; formatting only the microseconds, once the second
+    is known, makes that about three times cheaper."""
+    global _second  # noqa: PLW0603 - a cache of one value
+    second, nanos = divmod(time.time_ns(), 1_000_000_000)
+    cached = _second
+    if cached[0] != second:
+        cached = _second = (
+            second,
+            datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S"),
+        )
+    return f"{cached[1]}.{nanos // 1000:06d}+00:00"
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,8 @@ class JobState:
     evidence_at_last_gate: int | None = None
     event_seq: int = 0
     call_seq: int = 0
+    _messages: list[ChatMessage] = field(default_factory=list, repr=False, compare=False)
+    """:attr:`conversation` as messages, as far as read (not persisted)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: a shallow copy (its values are already plain JSON data), so that
@@ -86,12 +88,17 @@ class JobState:
         return [ApprovalGrant(g["tool"], g["args"], g["role"]) for g in self.grants]
 
     def messages(self) -> list[ChatMessage]:
-        """The planner conversation."""
-        return [message_from_dict(m) for m in self.conversation]
+        """The planner conversation (each message read from its JSON form once)."""
+        known = self._messages
+        if len(known) != len(self.conversation):
+            known[:] = [message_from_dict(m) for m in self.conversation]
+        return list(known)
 
     def add_message(self, message: ChatMessage) -> None:
         """Append to the planner conversation."""
+        if len(self._messages) == len(self.conversation):
+            self._messages.append(message)
         self.conversation.append(message_to_dict(message))
 
 
-_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(JobState))
+_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(JobState) if not f.name.startswith("_"))

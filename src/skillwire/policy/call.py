@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillwire.core.conditions import ConditionEvaluationError
 from skillwire.policy.arguments import same_value
 
 __all__ = ["ApprovalGrant", "GateCall", "ToolRun", "args_key", "same_args"]
@@ -34,7 +35,8 @@ class ToolRun:
 
     def as_dict(self) -> dict[str, Any]:
         """The form conditions read: ``{tool, args, result, ok}``."""
-        return {"tool": self.tool, "args": dict(self.args), "result": self.result, "ok": self.ok}
+        args = self.args if type(self.args) is dict else dict(self.args)
+        return {"tool": self.tool, "args": args, "result": self.result, "ok": self.ok}
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +109,10 @@ class GateCall:
     tools: Mapping[str, str] = field(default_factory=dict)
     counted: frozenset[str] = frozenset()
     _variables: _Variables | None = field(default=None, repr=False)
+    outcomes: dict[str, bool | ConditionEvaluationError] = field(default_factory=dict, repr=False)
+    """Each condition's answer (or evaluation error) for this call, by CEL expression:
+    rules that share a condition (``amount > 500`` as an approval, a sentence and a
+    policy entry) evaluate it once."""
 
     @property
     def variables(self) -> Mapping[str, Any]:

@@ -86,13 +86,20 @@ def holds(rule: CompiledRule, call: GateCall, facts: ToolFacts) -> bool | None:
     condition = rule.condition
     if condition is None:
         return True
-    try:
-        return condition.evaluate(call.variables)
-    except ConditionEvaluationError:
-        missing = facts.missing_required(call.args)
-        if missing and ("args" in condition.names or not condition.names.isdisjoint(missing)):
-            return None
-        raise
+    outcomes = call.outcomes
+    known = outcomes.get(condition.expression)
+    if known is None:
+        try:
+            known = condition.evaluate(call.variables)
+        except ConditionEvaluationError as exc:
+            known = exc
+        outcomes[condition.expression] = known
+    if isinstance(known, bool):
+        return known
+    missing = facts.missing_required(call.args)
+    if missing and ("args" in condition.names or not condition.names.isdisjoint(missing)):
+        return None
+    raise known
 
 
 def holds_or_fails_closed(rule: CompiledRule, call: GateCall, facts: ToolFacts) -> bool | None:

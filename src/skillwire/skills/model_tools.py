@@ -136,6 +136,11 @@ class PythonExecutor(SkillPart):
     """Always ``python``."""
     callable: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
     """``package.module:function``."""
+    blocking: bool = True
+    """``false``: the callable returns quickly and never waits on I/O, so a sync callable
+    is called on the event loop instead of a worker thread (one thread hop less per call;
+    a callable that does block then stalls every job of the process). Async callables
+    always run on the loop."""
 
 
 class SimulateExecutor(SkillPart):

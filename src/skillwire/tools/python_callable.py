@@ -2,7 +2,10 @@
 
 ``callable: "refund_tools:process_refund"`` first looks for ``refund_tools.py`` in the
 skill's folder, then on the import path. Sync callables run in a worker thread so
-they never block other jobs. A callable that accepts ``idempotency_key`` receives it.
+they never block other jobs, unless the executor says ``blocking: false`` (a quick pure
+function): then they are called on the event loop, which saves the thread hop. Async
+callables are awaited on the loop. A callable that accepts ``idempotency_key`` receives
+it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +26,7 @@ from typing import Any
 from skillwire.core.executor import ToolOutcome
 from skillwire.skills.model_tools import PythonExecutor, Tool
 
-__all__ = ["PythonCallableExecutor", "resolve_callable"]
+__all__ = ["PythonCallableExecutor", "as_json", "resolve_callable"]
 
 _MODULES: dict[tuple[str, str], ModuleType] = {}
 
@@ -91,6 +95,50 @@ def _target(path: str, root: Path | None) -> _Target:
     return found
 
 
+class _NotPlainError(Exception):
+    """A value that is not already plain JSON data; the JSON round trip decides."""
+
+
+def _plain_copy(value: Any) -> Any:
+    """A copy of ``value`` if it is plain JSON data, built only of ``dict`` with ``str``
+    keys, ``list``, ``str``, ``int``, ``bool``, finite ``float`` and ``None`` (exact
+    types, no subclasses); otherwise raises :class:`_NotPlainError`.
+
+    For such data the copy equals ``json.loads(json.dumps(value))``, type for type and
+    key order included, at a fraction of the cost; everything else (tuples, enums,
+    non-string keys, NaN, cycles, objects) goes through the real round trip.
+    """
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        if math.isfinite(value):
+            return value
+        raise _NotPlainError
+    if kind is dict:
+        copy: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlainError
+            copy[key] = _plain_copy(item)
+        return copy
+    if kind is list:
+        return [_plain_copy(item) for item in value]
+    raise _NotPlainError
+
+
+def as_json(value: Any) -> Any:
+    """``value`` in its plain JSON form: what storing it and reading it back gives.
+
+    Raises ``TypeError`` or ``ValueError`` (as ``json.dumps`` does) if it is not JSON
+    data.
+    """
+    try:
+        return _plain_copy(value)
+    except (_NotPlainError, RecursionError):
+        return json.loads(json.dumps(value, allow_nan=False))
+
+
 class PythonCallableExecutor:
     """Runs ``python`` executors."""
 
@@ -100,7 +148,8 @@ class PythonCallableExecutor:
         """Call the function with the arguments as keywords; errors become outcomes.
 
         The result must be JSON data; it is returned in its plain JSON form (tuples
-        become lists), so that what the job stores reads back equal.
+        become lists), so that what the job stores reads back equal. A sync callable
+        runs in a worker thread, or on the loop if the executor says ``blocking: false``.
         """
         spec = tool.executor
         if not isinstance(spec, PythonExecutor):
@@ -116,13 +165,16 @@ class PythonCallableExecutor:
             if target.is_async:
                 result = await target.fn(**kwargs)
             else:
-                result = await asyncio.to_thread(target.fn, **kwargs)
+                if spec.blocking:
+                    result = await asyncio.to_thread(target.fn, **kwargs)
+                else:
+                    result = target.fn(**kwargs)
                 if inspect.isawaitable(result):
                     result = await result
         except Exception as exc:
             return ToolOutcome(False, error=f"{type(exc).__name__}: {exc}")
         try:
-            plain = json.loads(json.dumps(result, allow_nan=False))
+            plain = as_json(result)
         except (TypeError, ValueError) as exc:
             return ToolOutcome(False, error=f"result of {tool.name} is not JSON: {exc}")
         return ToolOutcome(True, result=plain)
