@@ -21,6 +21,7 @@ that unsaved work: model calls are made again, and only idempotent tools run aga
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -40,6 +41,19 @@ __all__ = ["BudgetExhausted", "EngineLimits", "JobRun", "now"]
 _second: tuple[int, str] = (-1, "")
 """The last whole second :func:`now` formatted, and its text (replaced as one value, so
 threads never see a second with another second's text)."""
+
+
+def new_job_id() -> str:
+    """A new job id: a UUID in the version 7 layout (RFC 9562), its first 48 bits the
+    time in milliseconds, then 74 random bits.
+
+    Ids made one after another sort in time order, so a store's indexes keyed by job id
+    (events, model calls) grow at their end, and jobs running at the same moment share
+    index pages: fewer pages to write per save than with random ids."""
+    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
+    value = value & ~(0xF << 76) | 0x7 << 76  # version 7
+    value = value & ~(0x3 << 62) | 0x2 << 62  # the RFC 4122 variant
+    return str(uuid.UUID(int=value))
 
 
 def now() -> str:

@@ -16,7 +16,6 @@ engine holds it, with no read at all.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -29,7 +28,7 @@ from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, Out
 from skillwire.core.proposal import ToolProposal
 from skillwire.core.store import JobStore, VersionConflict
 from skillwire.engine.pipeline import Pipeline, _answer_call
-from skillwire.engine.run import EngineLimits, JobRun, now
+from skillwire.engine.run import EngineLimits, JobRun, new_job_id, now
 from skillwire.engine.state import JobState
 from skillwire.policy.access import BasePolicy
 from skillwire.policy.gate import Gate
@@ -165,7 +164,7 @@ class Runtime:
         at = now()
         state = JobState(message=message, skill_source=skill.origin, context=ctx)
         record = JobRecord(
-            str(uuid.uuid4()),
+            new_job_id(),
             skill.id,
             JobStatus.QUEUED,
             None,

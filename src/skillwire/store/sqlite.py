@@ -23,8 +23,12 @@ written, so the WAL stays bounded. With ``synchronous="FULL"`` every commit fsyn
 every call is one hop to the worker thread, and SQLite checkpoints as by default.
 
 A save is ``UPDATE jobs ... WHERE id = ? AND version = ?`` followed by the new events and
-model calls in one ``BEGIN IMMEDIATE`` transaction: all of it lands or none of it, and
-only if the stored version is the one the caller read.
+model calls: all of it lands or none of it, and only if the stored version is the one the
+caller read. Writes are group-committed: the saves and creates queued on an event loop
+while the tasks ready at that moment run share one ``BEGIN IMMEDIATE`` transaction, each
+in its own savepoint, so a thousand jobs saving at about the same moment cost one commit
+(the commit, which writes the WAL, is most of a write's cost), and a write that fails (a
+version conflict, a duplicate seq) undoes only itself and raises to its own caller.
 
 Errors raised on purpose::
 
@@ -146,7 +150,9 @@ class SQLiteJobStore:
         self._spare: sqlite3.Connection | None = None  # the worker's, for checkpoints
         self._lock = threading.Lock()  # held by whoever uses self._conn
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
-        self._waiters_lock = threading.Lock()  # guards self._waiters
+        self._waiters_lock = threading.Lock()  # guards self._waiters and self._batches
+        self._batches: dict[asyncio.AbstractEventLoop, list[_Queued]] = {}
+        self._flushes: set[asyncio.Task[None]] = set()
         self._inline = False  # set by _open: NORMAL, and the file is in WAL mode
         self._busy_timeout_ms = int(busy_timeout_ms)
         self._closed = False
@@ -161,7 +167,7 @@ class SQLiteJobStore:
             self._executor.shutdown(wait=True)
             raise
 
-    # -- the public API: one transaction each ------------------------------------------
+    # -- the public API: each write whole or not at all -------------------------------
 
     async def create(self, job: JobRecord, events: Sequence[Event] = ()) -> JobRecord:
         """Insert ``job`` as version 1 with its first events; returns it as stored.
@@ -170,7 +176,7 @@ class SQLiteJobStore:
         """
         row = _job_row(job, 1)
         event_rows = [_event_row(job.id, e) for e in events]
-        await self._call(self._write, self._insert_job, row, event_rows)
+        await self._submit(self._insert_job, row, event_rows)
         return replace(job, version=1)
 
     async def save(
@@ -182,7 +188,8 @@ class SQLiteJobStore:
         model_calls: Sequence[ModelCallRecord] = (),
     ) -> JobRecord:
         """Store ``job`` as version ``expected_version + 1`` with its new events and model
-        calls, in one transaction; returns a copy of ``job`` with the new version.
+        calls, all or nothing (group-committed: see the module); returns a copy of ``job``
+        with the new version.
 
         Raises :class:`VersionConflict` if the stored version is not ``expected_version``
         and :class:`UsageError` if an event or model call's ``seq`` is already stored; in
@@ -191,9 +198,7 @@ class SQLiteJobStore:
         row = _job_row(job, expected_version + 1)
         event_rows = [_event_row(job.id, e) for e in events]
         call_rows = [_call_row(job.id, c) for c in model_calls]
-        await self._call(
-            self._write, self._update_job, row, expected_version, event_rows, call_rows
-        )
+        await self._submit(self._update_job, row, expected_version, event_rows, call_rows)
         return replace(job, version=expected_version + 1)
 
     async def get(self, job_id: str) -> JobRecord | None:
@@ -239,6 +244,96 @@ class SQLiteJobStore:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+    # -- group commit ----------------------------------------------------------------
+
+    async def _submit(self, fn: Callable[..., None], *args: Any) -> None:
+        """Write ``fn(db, *args)``, sharing a transaction with the writes queued on this
+        loop meanwhile (group commit).
+
+        The first write queued starts a flush, which runs once the tasks ready now have
+        had their turn: writes made at about the same moment by many jobs then cost one
+        commit (the commit, which writes the WAL, is most of a write's cost). Each write
+        still lands whole or not at all: it runs in its own savepoint, and its error
+        (a version conflict, a duplicate seq) undoes only it and is raised to its caller.
+        """
+        if self._closed:
+            raise UsageError(f"the job store {self.path} is closed")
+        if not self._inline:
+            await self._call(self._write, fn, *args)
+            return
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._waiters_lock:
+            batch = self._batches.get(loop)
+            first = batch is None
+            if batch is None:
+                batch = self._batches[loop] = []
+            batch.append((fn, args, future))
+        if first:
+            task = loop.create_task(self._flush(loop))
+            self._flushes.add(task)  # a task nobody references may be collected
+            task.add_done_callback(self._flushes.discard)
+        await future
+
+    async def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Write the batch queued on ``loop`` in one transaction; answer each writer."""
+        with self._waiters_lock:
+            batch = self._batches.pop(loop, [])
+        if not batch:
+            return
+        try:
+            outcomes = await self._call(self._write_batch, [(fn, a) for fn, a, _f in batch])
+        except BaseException as exc:  # the whole batch failed: every writer hears why
+            for _fn, _args, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for (_fn, _args, future), outcome in zip(batch, outcomes, strict=True):
+            if future.done():  # its task was cancelled; the write stands
+                continue
+            if outcome is None:
+                future.set_result(None)
+            else:
+                future.set_exception(outcome)
+
+    def _write_batch(
+        self, items: list[tuple[Callable[..., None], tuple[Any, ...]]]
+    ) -> list[Exception | None]:
+        """Every write of ``items`` in one transaction, each in its own savepoint; a
+        write's version conflict or duplicate seq is its outcome, any other error fails
+        the whole batch (rolled back)."""
+        db = self._db()
+        alone = len(items) == 1
+        outcomes: list[Exception | None] = []
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for fn, args in items:
+                if not alone:
+                    db.execute("SAVEPOINT write")
+                try:
+                    fn(db, *args)
+                except (VersionConflict, UsageError) as exc:
+                    if not alone:
+                        db.execute("ROLLBACK TO write")
+                        db.execute("RELEASE write")
+                    outcomes.append(exc)
+                    continue
+                if not alone:
+                    db.execute("RELEASE write")
+                outcomes.append(None)
+            if any(outcome is None for outcome in outcomes):
+                db.execute("COMMIT")
+            else:
+                db.execute("ROLLBACK")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        self._committed()
+        return outcomes
 
     # -- where a call runs -------------------------------------------------------------
 
@@ -522,6 +617,10 @@ class SQLiteJobStore:
 
 
 # -- rows, JSON --------------------------------------------------------------------------
+
+
+_Queued = tuple[Callable[..., None], tuple[Any, ...], "asyncio.Future[None]"]
+"""A write waiting for the next group commit: the function, its arguments, the answer."""
 
 
 def _wake(future: asyncio.Future[None]) -> None:
