@@ -17,7 +17,7 @@ from skillwire.conditions._scanner import Token
 from skillwire.conditions.access import AccessBuilder, Match
 from skillwire.core.conditions import ConditionSyntaxError
 
-__all__ = ["Grammar", "Piece"]
+__all__ = ["Grammar", "Piece", "plain_text"]
 
 _RELATIONS = frozenset({"==", "!=", "<", "<=", ">", ">=", "="})
 _SPOKEN_RELATIONS = frozenset({"in", "contains", "starts", "ends"})
@@ -397,7 +397,7 @@ class Grammar:
             self._next()
             piece = _verbatim(token)
             if token.kind != "int":
-                return _Frag([piece], simple=True, text=_plain_text(token))
+                return _Frag([piece], simple=True, text=plain_text(token))
             value = int(token.text, 16) if token.text[:2] in ("0x", "0X") else int(token.text)
             if not self._whole and value <= _WHOLE_LIMIT:
                 piece.decimal = repr(float(value))
@@ -507,7 +507,7 @@ class Grammar:
         return self._error(f"expected an operator before `{token.text}`", at, hint)
 
 
-def _plain_text(token: Token) -> str | None:
+def plain_text(token: Token) -> str | None:
     """The value of a string literal without prefix, escapes or triple quotes, else None."""
     text = token.text
     if token.kind != "string" or len(text) < 2 or text[0] not in "'\"" or "\\" in text:

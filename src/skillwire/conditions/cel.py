@@ -21,6 +21,7 @@ from typing import Any, Final
 
 import cel
 
+from skillwire.conditions._grammar import plain_text
 from skillwire.conditions.dialect import Rewrite, rewrite, tokenize
 from skillwire.core.conditions import ConditionEvaluationError, ConditionSyntaxError
 
@@ -255,11 +256,8 @@ def _simple_comparison(rewritten: Rewrite, required: Collection[str]) -> _Simple
         literal = sign * float(token.text)
         if math.isnan(literal) or abs(literal) > _WHOLE_LIMIT:
             return None
-    elif token.kind == "string" and sign == 1:
-        text = token.text
-        if len(text) < 2 or text[0] not in "'\"" or "\\" in text or text.startswith(text[0] * 3):
-            return None
-        literal = text[1:-1]
+    elif token.kind == "string" and sign == 1 and (text := plain_text(token)) is not None:
+        literal = text
     else:
         return None
     return name, _COMPARE[op], literal

@@ -16,7 +16,6 @@ import importlib
 import importlib.util
 import inspect
 import json
-import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,48 +94,11 @@ def _target(path: str, root: Path | None) -> _Target:
     return found
 
 
-class _NotPlainError(Exception):
-    """A value that is not already plain JSON data; the JSON round trip decides."""
-
-
-def _plain_copy(value: Any) -> Any:
-    """A copy of ``value`` if it is plain JSON data, built only of ``dict`` with ``str``
-    keys, ``list``, ``str``, ``int``, ``bool``, finite ``float`` and ``None`` (exact
-    types, no subclasses); otherwise raises :class:`_NotPlainError`.
-
-    For such data the copy equals ``json.loads(json.dumps(value))``, type for type and
-    key order included, at a fraction of the cost; everything else (tuples, enums,
-    non-string keys, NaN, cycles, objects) goes through the real round trip.
-    """
-    kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
-        return value
-    if kind is float:
-        if math.isfinite(value):
-            return value
-        raise _NotPlainError
-    if kind is dict:
-        copy: dict[str, Any] = {}
-        for key, item in value.items():
-            if type(key) is not str:
-                raise _NotPlainError
-            copy[key] = _plain_copy(item)
-        return copy
-    if kind is list:
-        return [_plain_copy(item) for item in value]
-    raise _NotPlainError
-
-
 def as_json(value: Any) -> Any:
-    """``value`` in its plain JSON form: what storing it and reading it back gives.
-
-    Raises ``TypeError`` or ``ValueError`` (as ``json.dumps`` does) if it is not JSON
-    data.
-    """
-    try:
-        return _plain_copy(value)
-    except (_NotPlainError, RecursionError):
-        return json.loads(json.dumps(value, allow_nan=False))
+    """``value`` in its plain JSON form: what storing it and reading it back gives (a
+    copy: tuples become lists). Raises ``TypeError`` or ``ValueError`` as ``json.dumps``
+    does if it is not JSON data (NaN included)."""
+    return json.loads(json.dumps(value, allow_nan=False))
 
 
 class PythonCallableExecutor:
