@@ -31,7 +31,7 @@ from bench.job_overhead import MESSAGE, REPLIES, SKILL
 from skillwire.core.chat import ChatRequest, ChatResponse, ToolCall
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import EngineLimits, Runtime
-from skillwire.skills import load_skill
+from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
 from skillwire.testing import FunctionModel
 
@@ -74,6 +74,20 @@ def remote_model(latency: float) -> FunctionModel:
     return FunctionModel(remote, name="remote")
 
 
+async def _start(runtime: Runtime, skill: Skill, user: str) -> tuple[str, bool]:
+    """Start one job; its id, and whether it paused for its approval. Only that is
+    kept, as a server would: not the job's whole record, which would make the heap,
+    and so every garbage collection, grow with the number of jobs."""
+    job = await runtime.start(skill, MESSAGE, context={"user_id": user}, detail=False)
+    return job.id, job.record.outcome_class == OutcomeClass.APPROVAL_REQUIRED
+
+
+async def _resume(runtime: Runtime, job_id: str) -> tuple[str, bool]:
+    """Approve one job; its id, and whether it completed."""
+    job = await runtime.resume(job_id, approval="approve", role="supervisor", detail=False)
+    return job.id, job.status is JobStatus.COMPLETED
+
+
 async def measure(jobs: int, latency: float, folder: Path) -> dict[str, Any]:
     """Start ``jobs`` jobs at once, resume them all at once; the figures as a dict."""
     skill = load_skill(SKILL)
@@ -86,22 +100,12 @@ async def measure(jobs: int, latency: float, folder: Path) -> dict[str, Any]:
         await runtime.resume(warm.id, approval="approve", role="supervisor", detail=False)
         model.calls.clear()
         wall0, cpu0 = time.perf_counter(), time.process_time()
-        started = await asyncio.gather(
-            *(
-                runtime.start(skill, MESSAGE, context={"user_id": f"u{i}"}, detail=False)
-                for i in range(jobs)
-            )
-        )
+        started = await asyncio.gather(*(_start(runtime, skill, f"u{i}") for i in range(jobs)))
         paused_at = time.perf_counter() - wall0
-        bad = [j.id for j in started if j.record.outcome_class != OutcomeClass.APPROVAL_REQUIRED]
-        ended = await asyncio.gather(
-            *(
-                runtime.resume(j.id, approval="approve", role="supervisor", detail=False)
-                for j in started
-            )
-        )
+        bad = [job_id for job_id, ok in started if not ok]
+        ended = await asyncio.gather(*(_resume(runtime, job_id) for job_id, _ok in started))
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-        bad += [j.id for j in ended if j.status is not JobStatus.COMPLETED]
+        bad += [job_id for job_id, ok in ended if not ok]
         ideal = CALLS_PER_JOB * latency
         return {
             "bench": "concurrency",

@@ -46,14 +46,16 @@ class Lines:
         self.recent: deque[str] = deque(maxlen=40)
 
     def next(self) -> str:
-        """The next line (without its newline)."""
-        while b"\n" not in self.buffer:
-            ready, _, _ = select.select([self.fd], [], [], LINE_TIMEOUT_S)
-            assert ready, self.story("the fork server said nothing for a minute")
-            chunk = os.read(self.fd, 65536)
-            assert chunk, self.story("the fork server died")
-            self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
+        """The next line that is not empty (without its newline)."""
+        line = b""
+        while not line:
+            while b"\n" not in self.buffer:
+                ready, _, _ = select.select([self.fd], [], [], LINE_TIMEOUT_S)
+                assert ready, self.story("the fork server said nothing for a minute")
+                chunk = os.read(self.fd, 65536)
+                assert chunk, self.story("the fork server died")
+                self.buffer += chunk
+            line, _, self.buffer = self.buffer.partition(b"\n")
         self.recent.append(line.decode())
         return self.recent[-1]
 

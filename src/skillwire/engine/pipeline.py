@@ -354,9 +354,15 @@ class Pipeline:
             await run.claim()
         else:
             await run.persist()
-        outcome = await self.executors.execute(
-            tool, dict(args), idempotency_key=key, skill_root=run.skill.root
-        )
+        if self.executors.waits(tool, run.skill.root):
+            async with run.turn.away():
+                outcome = await self.executors.execute(
+                    tool, dict(args), idempotency_key=key, skill_root=run.skill.root
+                )
+        else:
+            outcome = await self.executors.execute(
+                tool, dict(args), idempotency_key=key, skill_root=run.skill.root
+            )
         state.in_flight = None
         state.history.append(
             {

@@ -32,6 +32,7 @@ from skillwire.core.chat import ChatModel, ChatRequest, ChatResponse, ModelError
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass, Waiting
 from skillwire.core.store import JobStore
 from skillwire.engine.state import JobState
+from skillwire.engine.turns import Turn
 from skillwire.policy.gate import Gate
 from skillwire.skills.model import Skill
 
@@ -100,6 +101,9 @@ class JobRun:
     new_calls: list[ModelCallRecord] = field(default_factory=list)
     claimed: bool = True
     """False while a run made from a stored record has not saved yet (see :meth:`claim`)."""
+    turn: Turn = field(default_factory=Turn)
+    """The run's turn at engine work, given back while it waits on a model
+    (:mod:`skillwire.engine.turns`; never waited for by default)."""
 
     @property
     def id(self) -> str:
@@ -190,7 +194,8 @@ class JobRun:
         prompt_chars = sum(len(m.content) for m in request.messages)
         started = time.perf_counter()
         try:
-            response = await model.complete(request)
+            async with self.turn.away():
+                response = await model.complete(request)
         except ModelError as exc:
             self._record_call(model, request, prompt_chars, started, None, str(exc))
             raise

@@ -16,7 +16,8 @@ engine holds it, with no read at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -30,6 +31,7 @@ from skillwire.core.store import JobStore, VersionConflict
 from skillwire.engine.pipeline import Pipeline, _answer_call
 from skillwire.engine.run import EngineLimits, JobRun, new_job_id, now
 from skillwire.engine.state import JobState
+from skillwire.engine.turns import Turn, Turns
 from skillwire.policy.access import BasePolicy
 from skillwire.policy.gate import Gate
 from skillwire.skills.model import Skill
@@ -101,8 +103,10 @@ class Runtime:
         base_policy: BasePolicy | None = None,
         skills: SkillResolver | None = None,
         limits: EngineLimits | None = None,
+        turns: int | None = 32,
     ) -> None:
         self.store = store
+        self.turns = Turns(turns)
         self.base_policy = base_policy or BasePolicy()
         self.limits = limits or EngineLimits()
         self.pipeline = Pipeline(model, gate_model or model, executors or Executors())
@@ -132,7 +136,7 @@ class Runtime:
             self._known[skill.id] = skill
         return skill
 
-    def _run(self, record: JobRecord, skill: Skill) -> JobRun:
+    def _run(self, record: JobRecord, skill: Skill, turn: Turn) -> JobRun:
         """A run of a stored job: it must save before its first effect (``claimed``)."""
         return JobRun(
             record,
@@ -142,7 +146,18 @@ class Runtime:
             self.store,
             self.limits,
             claimed=False,
+            turn=turn,
         )
+
+    @contextlib.asynccontextmanager
+    async def _turn(self) -> AsyncIterator[Turn]:
+        """Take a turn for a unit of engine work (see :mod:`skillwire.engine.turns`)."""
+        turn = self.turns.turn()
+        await turn.take()
+        try:
+            yield turn
+        finally:
+            turn.give()
 
     async def start(
         self,
@@ -159,6 +174,18 @@ class Runtime:
         """
         if not message.strip():
             raise UsageError("the message is empty")
+        async with self._turn() as turn:
+            return await self._start(turn, skill, message, context, owner, detail)
+
+    async def _start(
+        self,
+        turn: Turn,
+        skill: Skill,
+        message: str,
+        context: Mapping[str, Any] | None,
+        owner: str | None,
+        detail: bool,
+    ) -> JobView:
         self._known.setdefault(skill.id, skill)
         ctx = dict(context or {})
         at = now()
@@ -173,7 +200,7 @@ class Runtime:
             at,
             state=state.to_dict(),
         )
-        run = self._run(record, skill)
+        run = self._run(record, skill, turn)
         run.event("job", "created", message, skill=skill.id, context=ctx)
         run.record.status = JobStatus.RUNNING
         run.event("job", "status", "running", status="running")
@@ -222,6 +249,19 @@ class Runtime:
         the role the rule names. Raises NotFoundError, ConflictError (not paused, stale
         correlation id, resumed meanwhile), ForbiddenError (wrong role), UsageError.
         """
+        async with self._turn() as turn:
+            return await self._resume(turn, job_id, input, approval, role, correlation_id, detail)
+
+    async def _resume(
+        self,
+        turn: Turn,
+        job_id: str,
+        input: Mapping[str, Any] | None,
+        approval: Literal["approve", "deny"] | None,
+        role: str | None,
+        correlation_id: str | None,
+        detail: bool,
+    ) -> JobView:
         record = await self.store.get(job_id)
         if record is None:
             raise NotFoundError(f"no job '{job_id}'")
@@ -230,7 +270,7 @@ class Runtime:
             raise ConflictError(f"job {job_id} is {record.status}, not paused")
         if correlation_id is not None and correlation_id != waiting.correlation_id:
             raise ConflictError(f"job {job_id} is waiting under another correlation id")
-        run = self._run(record, self._skill_of(record))
+        run = self._run(record, self._skill_of(record), turn)
         try:
             if run.state.pause_kind == "approval":
                 await self._approve(run, approval, role)
@@ -395,12 +435,16 @@ class Runtime:
         an operator (``OPERATOR_ACTION_REQUIRED``), who resumes it with ``outcome=ran``
         or ``outcome=not_run``. Raises ConflictError if another worker took the job.
         """
+        async with self._turn() as turn:
+            return await self._recover(turn, job_id, detail)
+
+    async def _recover(self, turn: Turn, job_id: str, detail: bool) -> JobView:
         record = await self.store.get(job_id)
         if record is None:
             raise NotFoundError(f"no job '{job_id}'")
         if record.status not in (JobStatus.QUEUED, JobStatus.RUNNING):
             return await self.view(job_id, detail=detail)
-        run = self._run(record, self._skill_of(record))
+        run = self._run(record, self._skill_of(record), turn)
         run.event("job", "recovered", "continuing after an interruption")
         flight = run.state.in_flight
         try:

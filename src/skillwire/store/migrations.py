@@ -12,9 +12,11 @@ Never edit a migration that has shipped; append a new one.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from skillwire.core.issues import SkillwireError
 
@@ -98,6 +100,62 @@ def m001_initial(db: sqlite3.Connection) -> None:
         ) WITHOUT ROWID""",
     ):
         db.execute(statement)
+
+
+@migration
+def m002_journal(db: sqlite3.Connection) -> None:
+    """One journal row per save, holding that save's events and model calls, instead of
+    a row per event and per model call: a save then adds one row, not thirty.
+
+    Rows are keyed by the job version the save wrote; ``last_event`` and ``last_call``
+    are the highest seqs stored for the job up to that row (what a new save must come
+    after, read from the newest row). ``data`` is ``{"events": [...], "model_calls":
+    [...]}``, each item the record's JSON form without its job id. The events and model
+    calls stored by schema 1 move into one row per job, version 0, in seq order.
+    """
+    db.execute(
+        """CREATE TABLE journal (
+            job_id TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            last_event INTEGER NOT NULL,
+            last_call INTEGER NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (job_id, version)
+        ) WITHOUT ROWID"""
+    )
+    events: dict[str, list[dict[str, Any]]] = {}
+    for job_id, seq, at, stage, kind, code, message, data in db.execute(
+        "SELECT job_id, seq, at, stage, kind, reason_code, message, data FROM events "
+        "ORDER BY job_id, seq"
+    ):
+        item = {"seq": seq, "at": at, "stage": stage, "kind": kind, "reason_code": code,
+                "message": message, "data": json.loads(data)}  # fmt: skip
+        events.setdefault(job_id, []).append(item)
+    calls: dict[str, list[dict[str, Any]]] = {}
+    for row in db.execute(
+        "SELECT job_id, seq, at, stage, model, prompt_chars, input_tokens, output_tokens, "
+        "latency_ms, ok, error FROM model_calls ORDER BY job_id, seq"
+    ):
+        job_id, seq, at, stage, model, chars, tokens_in, tokens_out, latency, ok, error = row
+        item = {"seq": seq, "at": at, "stage": stage, "model": model, "prompt_chars": chars,
+                "input_tokens": tokens_in, "output_tokens": tokens_out, "latency_ms": latency,
+                "ok": bool(ok), "error": error}  # fmt: skip
+        calls.setdefault(job_id, []).append(item)
+    for job_id in sorted(events.keys() | calls.keys()):
+        job_events, job_calls = events.get(job_id, []), calls.get(job_id, [])
+        db.execute(
+            "INSERT INTO journal (job_id, version, last_event, last_call, data) "
+            "VALUES (?, 0, ?, ?, ?)",
+            (
+                job_id,
+                job_events[-1]["seq"] if job_events else 0,
+                job_calls[-1]["seq"] if job_calls else 0,
+                json.dumps({"events": job_events, "model_calls": job_calls},
+                           separators=(",", ":"), ensure_ascii=False),
+            ),
+        )  # fmt: skip
+    db.execute("DROP TABLE events")
+    db.execute("DROP TABLE model_calls")
 
 
 SCHEMA_VERSION = len(MIGRATIONS)

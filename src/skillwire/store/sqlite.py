@@ -51,10 +51,11 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TypeVar
+
+import orjson
 
 from skillwire.core.issues import SkillwireError, UsageError
 from skillwire.core.job import (
@@ -78,11 +79,6 @@ log = logging.getLogger("skillwire.store")
 _JOB_COLUMNS = (
     "id, skill_id, owner, status, outcome_class, version, created_at, updated_at, "
     "state_version, body"
-)
-_EVENT_COLUMNS = "job_id, seq, at, stage, kind, reason_code, message, data"
-_CALL_COLUMNS = (
-    "job_id, seq, at, stage, model, prompt_chars, input_tokens, output_tokens, latency_ms, "
-    "ok, error"
 )
 
 _CHECKPOINT_PAGES = 1000
@@ -175,9 +171,9 @@ class SQLiteJobStore:
         Raises :class:`VersionConflict` (expected 0) if a job with this id exists.
         """
         row = _job_row(job, 1)
-        event_rows = [_event_row(job.id, e) for e in events]
-        await self._submit(self._insert_job, row, event_rows)
-        return replace(job, version=1)
+        entry = _journal_entry(job.id, events, ())
+        await self._submit(self._insert_job, row, entry)
+        return _with_version(job, 1)
 
     async def save(
         self,
@@ -196,10 +192,9 @@ class SQLiteJobStore:
         both cases nothing is written.
         """
         row = _job_row(job, expected_version + 1)
-        event_rows = [_event_row(job.id, e) for e in events]
-        call_rows = [_call_row(job.id, c) for c in model_calls]
-        await self._submit(self._update_job, row, expected_version, event_rows, call_rows)
-        return replace(job, version=expected_version + 1)
+        entry = _journal_entry(job.id, events, model_calls)
+        await self._submit(self._update_job, row, expected_version, entry)
+        return _with_version(job, expected_version + 1)
 
     async def get(self, job_id: str) -> JobRecord | None:
         """The job, or None. Raises :class:`JobStateTooNewError` for a newer state."""
@@ -271,33 +266,56 @@ class SQLiteJobStore:
                 batch = self._batches[loop] = []
             batch.append((fn, args, future))
         if first:
-            task = loop.create_task(self._flush(loop))
-            self._flushes.add(task)  # a task nobody references may be collected
-            task.add_done_callback(self._flushes.discard)
+            loop.call_soon(self._flush_soon, loop)
         await future
 
-    async def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Write the batch queued on ``loop`` in one transaction; answer each writer."""
+    def _flush_soon(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Write the batch queued on ``loop``, right here if the store is free (the usual
+        case: no task to create), else from a task that waits for it."""
         with self._waiters_lock:
             batch = self._batches.pop(loop, [])
         if not batch:
             return
+        busy = False
+        if self._lock.acquire(blocking=False):
+            try:
+                outcomes = self._write_batch([(fn, a) for fn, a, _f in batch])
+            except sqlite3.OperationalError as err:
+                if getattr(err, "sqlite_errorcode", 0) & 0xFF not in _BUSY_CODES:
+                    _answer(batch, err)
+                    return
+                busy = True  # another process has the file (rolled back): wait for it
+            except BaseException as exc:
+                _answer(batch, exc)
+                if not isinstance(exc, Exception):
+                    raise
+                return
+            else:
+                _answer(batch, outcomes)
+                return
+            finally:
+                self._release()
+        task = loop.create_task(self._flush(batch, busy=busy))
+        self._flushes.add(task)  # a task nobody references may be collected
+        task.add_done_callback(self._flushes.discard)
+
+    async def _flush(self, batch: list[_Queued], *, busy: bool) -> None:
+        """Write ``batch`` in one transaction once the store is free, or on the worker
+        thread if the file is ``busy``; answer each writer."""
+        items = [(fn, a) for fn, a, _f in batch]
         try:
-            outcomes = await self._call(self._write_batch, [(fn, a) for fn, a, _f in batch])
+            if busy:
+                outcomes = await asyncio.get_running_loop().run_in_executor(
+                    self._executor, self._on_thread, self._write_batch, items
+                )
+            else:
+                outcomes = await self._call(self._write_batch, items)
         except BaseException as exc:  # the whole batch failed: every writer hears why
-            for _fn, _args, future in batch:
-                if not future.done():
-                    future.set_exception(exc)
+            _answer(batch, exc)
             if not isinstance(exc, Exception):
                 raise
             return
-        for (_fn, _args, future), outcome in zip(batch, outcomes, strict=True):
-            if future.done():  # its task was cancelled; the write stands
-                continue
-            if outcome is None:
-                future.set_result(None)
-            else:
-                future.set_exception(outcome)
+        _answer(batch, outcomes)
 
     def _write_batch(
         self, items: list[tuple[Callable[..., None], tuple[Any, ...]]]
@@ -424,7 +442,13 @@ class SQLiteJobStore:
             conn.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms:d}")
             (mode,) = conn.execute("PRAGMA journal_mode = WAL").fetchone()
             conn.execute(f"PRAGMA synchronous = {synchronous}")
-            conn.execute("PRAGMA foreign_keys = ON")
+            # Not enforced: a write checks its job row first (the version check) and
+            # adds its events and model calls in the same transaction, so they always
+            # have a job, and nothing deletes jobs. Enforcing costs a lookup per row.
+            conn.execute("PRAGMA foreign_keys = OFF")
+            # 32 MiB of page cache (the default is 2): a thousand jobs running at once
+            # write to that many pages, which then stay in memory between their saves.
+            conn.execute("PRAGMA cache_size = -32768")
             migrate(conn, where=str(self.path))
             # Inline only where a commit does not fsync: NORMAL, in WAL mode (a file
             # system without WAL support keeps the old journal, which syncs).
@@ -520,7 +544,9 @@ class SQLiteJobStore:
             raise
         self._committed()
 
-    def _insert_job(self, db: sqlite3.Connection, row: tuple[Any, ...], events: list[Any]) -> None:
+    def _insert_job(
+        self, db: sqlite3.Connection, row: tuple[Any, ...], entry: _Entry | None
+    ) -> None:
         inserted = db.execute(
             f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (id) DO NOTHING",
@@ -528,15 +554,14 @@ class SQLiteJobStore:
         )
         if inserted.rowcount == 0:
             raise VersionConflict(row[0], 0, _stored_version(db, row[0]))
-        _insert_children(db, row[0], events, [])
+        _append(db, row[0], 1, entry)
 
     def _update_job(
         self,
         db: sqlite3.Connection,
         row: tuple[Any, ...],
         expected: int,
-        events: list[Any],
-        calls: list[Any],
+        entry: _Entry | None,
     ) -> None:
         job_id = row[0]
         # The columns a job keeps (skill, owner, creation time) are checked, not set:
@@ -556,7 +581,7 @@ class SQLiteJobStore:
             )
         if updated.rowcount == 0:
             raise VersionConflict(job_id, expected, _stored_version(db, job_id))
-        _insert_children(db, job_id, events, calls)
+        _append(db, job_id, expected + 1, entry)
 
     def _get(self, job_id: str) -> JobRecord | None:
         # fetchall: a statement left unfinished would hold a read snapshot open.
@@ -568,22 +593,29 @@ class SQLiteJobStore:
         return [_job_from_row(row) for row in self._db().execute(sql, params).fetchall()]
 
     def _events(self, job_id: str, after_seq: int) -> list[Event]:
-        sql = f"SELECT {_EVENT_COLUMNS} FROM events WHERE job_id = ? AND seq > ? ORDER BY seq"
+        # Entries whose last event is past after_seq: the others hold none to return.
+        sql = "SELECT data FROM journal WHERE job_id = ? AND last_event > ? ORDER BY version"
         rows = self._db().execute(sql, (job_id, after_seq)).fetchall()
-        return [Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7])) for r in rows]
+        return [
+            _event_from(job_id, item)
+            for (data,) in rows
+            for item in orjson.loads(data)["events"]
+            if item["seq"] > after_seq
+        ]
 
     def _model_calls(self, job_id: str) -> list[ModelCallRecord]:
-        sql = f"SELECT {_CALL_COLUMNS} FROM model_calls WHERE job_id = ? ORDER BY seq"
+        sql = "SELECT data FROM journal WHERE job_id = ? ORDER BY version"
         rows = self._db().execute(sql, (job_id,)).fetchall()
         return [
-            ModelCallRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], bool(r[9]), r[10])
-            for r in rows
+            _call_from(job_id, item)
+            for (data,) in rows
+            for item in orjson.loads(data)["model_calls"]
         ]
 
     def _bytes_for(self, job_id: str) -> int:
         db = self._db()
         total = 0
-        for table in ("jobs", "events", "model_calls"):
+        for table in ("jobs", "journal"):
             key = "id" if table == "jobs" else "job_id"
             for row in db.execute(f"SELECT * FROM {table} WHERE {key} = ?", (job_id,)).fetchall():
                 total += sum(_stored_bytes(value) for value in row)
@@ -623,6 +655,32 @@ _Queued = tuple[Callable[..., None], tuple[Any, ...], "asyncio.Future[None]"]
 """A write waiting for the next group commit: the function, its arguments, the answer."""
 
 
+def _answer(batch: list[_Queued], outcome: BaseException | list[Exception | None]) -> None:
+    """Tell each writer of ``batch`` its outcome: ``outcome`` for all if it is an
+    exception (the whole batch failed), else the one at its place in the list."""
+    if isinstance(outcome, BaseException):
+        for _fn, _args, future in batch:
+            if not future.done():
+                future.set_exception(outcome)
+        return
+    for (_fn, _args, future), each in zip(batch, outcome, strict=True):
+        if future.done():  # its task was cancelled; the write stands
+            continue
+        if each is None:
+            future.set_result(None)
+        else:
+            future.set_exception(each)
+
+
+def _with_version(job: JobRecord, version: int) -> JobRecord:
+    """A shallow copy of ``job`` at ``version``: its fields copied as they are, four
+    times cheaper than ``dataclasses.replace``, which rebuilds it through ``__init__``."""
+    stored = object.__new__(type(job))
+    stored.__dict__.update(job.__dict__)
+    stored.version = version
+    return stored
+
+
 def _wake(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
@@ -633,18 +691,74 @@ def _stored_version(db: sqlite3.Connection, job_id: str) -> int | None:
     return int(found[0][0]) if found else None
 
 
-def _insert_children(
-    db: sqlite3.Connection, job_id: str, events: list[Any], calls: list[Any]
-) -> None:
+_Entry = tuple[int, int, int, int, str]
+"""A save's journal entry: its first and last event seq, its first and last model-call
+seq (0 for none), and its events and model calls as one JSON document."""
+
+
+def _journal_entry(
+    job_id: str, events: Sequence[Event], calls: Sequence[ModelCallRecord]
+) -> _Entry | None:
+    """The journal entry of a save's ``events`` and ``calls`` (None when there are
+    none). Each list must be in ``seq`` order, without repeats, and belong to ``job_id``:
+    :class:`UsageError` otherwise; a value that is not plain JSON is a ``TypeError``
+    naming it."""
+    if not events and not calls:
+        return None
+    for what, items in (("event", events), ("model call", calls)):
+        last = 0
+        for item in items:
+            if item.job_id != job_id:
+                raise UsageError(f"{what} {item.seq} belongs to job {item.job_id}, not {job_id}")
+            if item.seq <= last:
+                raise UsageError(
+                    f"job {job_id}: {what} seq {item.seq} is already stored or out of order "
+                    f"(it comes after seq {last})"
+                )
+            last = item.seq
+    document = {
+        "events": [e.to_dict() for e in events],
+        "model_calls": [c.to_dict() for c in calls],
+    }
     try:
-        db.executemany(f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)", events)
-        db.executemany(
-            f"INSERT INTO model_calls ({_CALL_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)", calls
-        )
-    except sqlite3.IntegrityError as err:
-        raise UsageError(
-            f"job {job_id}: an event or model call seq is already stored: {err}"
-        ) from err
+        data = _dumps(document, f"job {job_id} journal")
+    except TypeError:
+        for event in events:  # name the event whose data is not JSON, if it is one
+            _dumps(event.data, f"job {job_id} event {event.seq} data")
+        raise
+    if events:
+        first_event, last_event = events[0].seq, events[-1].seq
+    else:
+        first_event = last_event = 0
+    first_call, last_call = (calls[0].seq, calls[-1].seq) if calls else (0, 0)
+    return first_event, last_event, first_call, last_call, data
+
+
+def _append(db: sqlite3.Connection, job_id: str, version: int, entry: _Entry | None) -> None:
+    """Add the journal entry of the save that writes ``version`` of the job. Its first
+    event and first model call must come after those stored: :class:`UsageError`
+    otherwise (nothing is written then: the caller's transaction is rolled back)."""
+    if entry is None:
+        return
+    first_event, last_event, first_call, last_call, data = entry
+    before = db.execute(
+        "SELECT last_event, last_call FROM journal WHERE job_id = ? ORDER BY version DESC LIMIT 1",
+        (job_id,),
+    ).fetchall()
+    had_event, had_call = before[0] if before else (0, 0)
+    for what, first, had in (
+        ("event", first_event, had_event),
+        ("model call", first_call, had_call),
+    ):
+        if first and first <= had:
+            raise UsageError(
+                f"job {job_id}: an event or model call seq is already stored: {what} {first} "
+                f"({what}s up to {had} are)"
+            )
+    db.execute(
+        "INSERT INTO journal (job_id, version, last_event, last_call, data) VALUES (?,?,?,?,?)",
+        (job_id, version, max(last_event, had_event), max(last_call, had_call), data),
+    )
 
 
 def _job_row(job: JobRecord, version: int) -> tuple[Any, ...]:
@@ -669,27 +783,42 @@ def _job_row(job: JobRecord, version: int) -> tuple[Any, ...]:
     )
 
 
-def _event_row(job_id: str, event: Event) -> tuple[Any, ...]:
-    if event.job_id != job_id:
-        raise UsageError(f"event {event.seq} belongs to job {event.job_id}, not {job_id}")
-    data = _dumps(event.data, f"job {job_id} event {event.seq} data")
-    return (job_id, event.seq, event.at, event.stage, event.kind, event.reason_code,
-            event.message, data)  # fmt: skip
+def _event_from(job_id: str, item: dict[str, Any]) -> Event:
+    """An event read back from its journal form (:meth:`Event.to_dict`)."""
+    return Event(
+        job_id,
+        item["seq"],
+        item["at"],
+        item["stage"],
+        item["kind"],
+        item["reason_code"],
+        item["message"],
+        item["data"],
+    )
 
 
-def _call_row(job_id: str, call: ModelCallRecord) -> tuple[Any, ...]:
-    if call.job_id != job_id:
-        raise UsageError(f"model call {call.seq} belongs to job {call.job_id}, not {job_id}")
-    return (job_id, call.seq, call.at, call.stage, call.model, call.prompt_chars,
-            call.input_tokens, call.output_tokens, call.latency_ms, int(call.ok),
-            call.error)  # fmt: skip
+def _call_from(job_id: str, item: dict[str, Any]) -> ModelCallRecord:
+    """A model call read back from its journal form (:meth:`ModelCallRecord.to_dict`)."""
+    return ModelCallRecord(
+        job_id,
+        item["seq"],
+        item["at"],
+        item["stage"],
+        item["model"],
+        item["prompt_chars"],
+        item["input_tokens"],
+        item["output_tokens"],
+        item["latency_ms"],
+        item["ok"],
+        item["error"],
+    )
 
 
 def _job_from_row(row: tuple[Any, ...]) -> JobRecord:
     job_id, skill_id, owner, status, outcome, version, created, updated, state_v, body = row
     if state_v > JOB_STATE_VERSION:
         raise JobStateTooNewError(job_id, state_v)
-    data = json.loads(body)
+    data = orjson.loads(body)
     waiting = data["waiting"]
     return JobRecord(
         id=job_id,
@@ -720,18 +849,41 @@ def _stored_bytes(value: object) -> int:
 
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 _SCALARS = frozenset((str, int, float, bool, type(None)))
+_STRICT = (
+    orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | (orjson.OPT_PASSTHROUGH_DATETIME)
+)
+"""orjson hands subclasses, dataclasses and datetimes to ``default`` (none: it raises)
+instead of writing them as their base type."""
 
 
 def _dumps(value: object, what: str) -> str:
     """Compact JSON of ``value``; a ``TypeError`` naming the path if it is not plain JSON.
 
-    ``json.dumps`` alone would quietly turn tuples into lists and ``{1: ...}`` into
-    ``{"1": ...}``; what is stored must read back equal to what was given, or fail here.
-    Values made only of dicts with ``str`` keys, lists, strings, ints, bools, None and
-    finite floats (the encoder refuses the others) always read back equal: a walk over
-    the exact types proves it in about two thirds of the time of decoding and comparing,
-    which is left for the rest (subclasses, tuples, odd keys).
+    What is stored must read back equal to what was given, or fail here: a plain
+    ``json.dumps`` would quietly turn tuples into lists and ``{1: ...}`` into
+    ``{"1": ...}``. First orjson writes it, refusing subclasses, non-string keys and
+    other types, and reads it back: equal means it is plain JSON (a tuple reads back a
+    list, NaN reads back null, and neither compares equal). That is about three times
+    cheaper than the standard library's encoder alone. Anything else (an error, a
+    difference, an integer past 64 bits) takes the standard library's path, which
+    accepts what reads back equal and names what does not.
     """
+    try:
+        data = orjson.dumps(value, option=_STRICT)
+        if orjson.loads(data) == value:
+            return data.decode()
+    except (TypeError, ValueError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+        pass
+    return _dumps_checked(value, what)
+
+
+def _dumps_checked(value: object, what: str) -> str:
+    """:func:`_dumps` with the standard library: values made only of dicts with ``str``
+    keys, lists, strings, ints, bools, None and finite floats (the encoder refuses the
+    others) always read back equal, which a walk over the exact types proves; the rest
+    (subclasses, tuples, odd keys) are decoded and compared."""
     try:  # first: it also refuses circular values, which the walk would loop on
         text = _encode(value)
     except (TypeError, ValueError) as err:

@@ -34,6 +34,19 @@ class Executors:
         }
         self.by_type.update(extra or {})
 
+    def waits(self, tool: Tool, skill_root: Path | None) -> bool:
+        """Whether running ``tool`` may wait (on a thread, for I/O), so that the job
+        gives its turn back meanwhile (:mod:`skillwire.engine.turns`): not for
+        ``simulate``, nor for a sync ``python`` callable with ``blocking: false``, which
+        run on the loop at once; yes for any other executor."""
+        kind = tool.executor.type if tool.executor is not None else "simulate"
+        executor = self.by_type.get(kind)
+        if isinstance(executor, SimulatedExecutor):
+            return False
+        if isinstance(executor, PythonCallableExecutor):
+            return executor.waits(tool, skill_root)
+        return executor is not None
+
     async def execute(
         self, tool: Tool, args: dict[str, Any], *, idempotency_key: str, skill_root: Path | None
     ) -> ToolOutcome:

@@ -104,6 +104,20 @@ def as_json(value: Any) -> Any:
 class PythonCallableExecutor:
     """Runs ``python`` executors."""
 
+    def waits(self, tool: Tool, skill_root: Path | None) -> bool:
+        """Whether a run of ``tool`` may wait: it runs on a thread (``blocking``, the
+        default) or its callable is async. False when it cannot be loaded (its run
+        fails at once)."""
+        spec = tool.executor
+        if not isinstance(spec, PythonExecutor):
+            return False
+        if spec.blocking:
+            return True
+        try:
+            return _target(spec.callable, skill_root).is_async
+        except (ImportError, AttributeError, TypeError, SyntaxError):
+            return False
+
     async def execute(
         self, tool: Tool, args: dict[str, Any], *, idempotency_key: str, skill_root: Path | None
     ) -> ToolOutcome:

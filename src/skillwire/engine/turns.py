@@ -1,0 +1,96 @@
+"""Turns: how many jobs do engine work at once on an event loop.
+
+A job alternates between engine work (the gate, bookkeeping, saves: CPU on the event
+loop) and waiting (a model call, a tool that runs on a thread or awaits I/O). Engine
+work takes a turn; waiting gives it back. When more jobs want to work than there are
+turns, the others wait, in order, without costing anything.
+
+Without turns, a thousand jobs that become ready together (a burst of new jobs, a batch
+of approvals) all advance one step before any advances two: the first job's model call
+goes out only once every job has done its share of that step, and the model's waiting
+time does not overlap the engine's work. With turns, a few jobs at a time run a whole
+step through to their next model call, and the engine works on the others while those
+calls are out. The total work is the same; jobs get to their model calls sooner, the
+loop is not left idle while calls are out, and each job's latency stays bounded.
+
+A turn is held across store writes (they are short, and jobs that save together share
+a commit), never across a model call or a tool run that waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import weakref
+from collections.abc import AsyncIterator
+
+__all__ = ["Turn", "Turns"]
+
+
+class Turn:
+    """One job's claim on a turn, held or not. Without a limit it is never waited for."""
+
+    __slots__ = ("_gate", "held")
+
+    def __init__(self, gate: asyncio.Semaphore | None = None) -> None:
+        self._gate = gate
+        self.held = False
+
+    async def take(self) -> None:
+        """Wait for a turn (at once if one is free and nobody waits before us)."""
+        if self._gate is not None and not self.held:
+            await self._gate.acquire()
+            self.held = True
+
+    def give(self) -> None:
+        """Give the turn back (nothing if not held)."""
+        if self.held:
+            self.held = False
+            assert self._gate is not None
+            self._gate.release()
+
+    @contextlib.asynccontextmanager
+    async def away(self) -> AsyncIterator[None]:
+        """Give the turn back while the body waits, and take one again after it.
+
+        If the task is cancelled while it waits to take a turn again, it holds none,
+        so giving back afterwards gives back nothing: no turn is ever lost or doubled.
+        """
+        had = self.held
+        self.give()
+        try:
+            yield
+        finally:
+            if had:
+                await self.take()
+
+
+class Turns:
+    """At most ``size`` jobs doing engine work at once, on each event loop (``None``:
+    no limit). One :class:`Turns` may serve several loops (``asyncio.run`` twice, or a
+    loop per thread): each loop has its own turns."""
+
+    def __init__(self, size: int | None) -> None:
+        if size is not None and size < 1:
+            raise ValueError(f"turns must be at least 1 (or None for no limit), not {size}")
+        self.size = size
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def turn(self) -> Turn:
+        """A turn, not yet taken, on the running loop."""
+        if self.size is None:
+            return Turn()
+        loop = asyncio.get_running_loop()
+        gate = self._gates.get(loop)
+        if gate is None:
+            gate = self._gates[loop] = asyncio.Semaphore(self.size)
+        return Turn(gate)
+
+    def free(self) -> int | None:
+        """Turns free on the running loop now (``None`` without a limit)."""
+        if self.size is None:
+            return None
+        gate = self._gates.get(asyncio.get_running_loop())
+        return self.size if gate is None else gate._value  # asyncio keeps it there

@@ -1,0 +1,126 @@
+"""The journal: a row per save holding its events and model calls. Reads give back the
+records in seq order from any number of saves; a save's seqs must follow those stored;
+a file written with schema 1 (a row per event and per model call) moves over intact."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from tests.store.test_sqlite import call, event, make_job, run_with_store
+
+from skillwire.core.issues import UsageError
+from skillwire.core.job import Event, ModelCallRecord
+from skillwire.store import SQLiteJobStore
+from skillwire.store.migrations import MIGRATIONS, SCHEMA_VERSION
+
+
+def test_events_after_a_seq_come_from_every_save_in_order(tmp_path: Path) -> None:
+    async def body(store: SQLiteJobStore) -> None:
+        job = await store.create(make_job(), [event("j1", 1), event("j1", 2)])
+        job = await store.save(job, expected_version=1)  # no events: no journal row
+        job = await store.save(
+            job, expected_version=2, events=[event("j1", 3)], model_calls=[call("j1", 1)]
+        )
+        job = await store.save(job, expected_version=3, model_calls=[call("j1", 2)])
+        job = await store.save(job, expected_version=4, events=[event("j1", 4), event("j1", 5)])
+        everything = await store.events("j1")
+        assert [e.seq for e in everything] == [1, 2, 3, 4, 5]
+        assert everything[2] == event("j1", 3)
+        for after in range(6):
+            assert [e.seq for e in await store.events("j1", after_seq=after)] == list(
+                range(after + 1, 6)
+            )
+        assert await store.model_calls("j1") == [call("j1", 1), call("j1", 2)]
+        assert await store.events("nope") == [] and await store.model_calls("nope") == []
+        with sqlite3.connect(store.path) as db:
+            rows = db.execute("SELECT version, last_event, last_call FROM journal").fetchall()
+        assert rows == [(1, 2, 0), (3, 3, 1), (4, 3, 2), (5, 5, 2)]
+
+    run_with_store(tmp_path / "jobs.db", body)
+
+
+@pytest.mark.parametrize(
+    ("events", "calls", "problem"),
+    [
+        ([3, 2], [], "event seq 2 is already stored or out of order"),
+        ([2, 2], [], "event seq 2 is already stored or out of order"),
+        ([2], [2, 1], "model call seq 1 is already stored or out of order"),
+        ([1], [], "event 1 .events up to 1 are"),
+        ([2], [1], "model call 1 .model calls up to 1 are"),
+    ],
+)
+def test_seqs_must_follow_those_stored(
+    tmp_path: Path, events: list[int], calls: list[int], problem: str
+) -> None:
+    async def body(store: SQLiteJobStore) -> None:
+        job = await store.create(make_job(), [event("j1", 1)])
+        job = await store.save(job, expected_version=1, model_calls=[call("j1", 1)])
+        with pytest.raises(UsageError, match=problem):
+            await store.save(
+                replace(job, reply="lost"), expected_version=2,
+                events=[event("j1", s) for s in events], model_calls=[call("j1", s) for s in calls],
+            )  # fmt: skip
+        assert await store.get("j1") == job
+        assert [e.seq for e in await store.events("j1")] == [1]
+
+    run_with_store(tmp_path / "jobs.db", body)
+
+
+def test_a_schema_1_file_moves_to_the_journal(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.db"
+    with sqlite3.connect(path, isolation_level=None) as db:
+        db.execute("BEGIN")
+        MIGRATIONS[0](db)
+        db.execute("PRAGMA user_version = 1")
+        db.execute(
+            "INSERT INTO schema_migrations VALUES (1, 'm001_initial', '2026-01-01T00:00:00')"
+        )
+        body = {"waiting": None, "reply": None, "fields": {}, "state": {"n": 1}}
+        for job_id in ("a", "b"):
+            db.execute(
+                "INSERT INTO jobs VALUES (?, 's', 'o', 'running', NULL, 3, 't0', 't1', 1, ?)",
+                (job_id, json.dumps(body)),
+            )
+        for seq in (2, 1, 3):  # stored out of order: read back in seq order
+            db.execute(
+                "INSERT INTO events VALUES ('a', ?, 't', 'planner', 'step', 'OK', 'm', ?)",
+                (seq, json.dumps({"n": seq, "text": "é"})),
+            )
+        for row in (("a", 5, 1.5, 0, "x"), ("b", None, 2.0, 1, "")):
+            db.execute(
+                "INSERT INTO model_calls VALUES (?, 1, 't', 'intent', 'm', 10, ?, NULL, ?, ?, ?)",
+                row,
+            )
+        db.execute("COMMIT")
+    db.close()
+
+    async def main() -> None:
+        async with SQLiteJobStore(path) as store:
+            events = await store.events("a")
+            assert events == [
+                Event("a", n, "t", "planner", "step", "OK", "m", {"n": n, "text": "é"})
+                for n in (1, 2, 3)
+            ]
+            assert await store.model_calls("a") == [
+                ModelCallRecord("a", 1, "t", "intent", "m", 10, 5, None, 1.5, False, "x")
+            ]
+            assert await store.events("b") == []
+            assert [c.seq for c in await store.model_calls("b")] == [1]
+            job = await store.get("a")
+            assert job is not None and job.state == {"n": 1}
+            with pytest.raises(UsageError, match="already stored"):
+                await store.save(job, expected_version=3, events=[event("a", 3)])
+            await store.save(job, expected_version=3, events=[event("a", 4)])
+            assert [e.seq for e in await store.events("a", after_seq=2)] == [3, 4]
+
+    asyncio.run(main())
+    with sqlite3.connect(path) as db:
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+    db.close()
+    assert "journal" in tables and "events" not in tables and "model_calls" not in tables
