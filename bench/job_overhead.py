@@ -16,7 +16,9 @@ thread that runs sync tools included). ``bytes_per_paused_job`` is
 :meth:`SQLiteJobStore.bytes_for` of a job paused for its approval (its row, events and
 model calls). The target is under 2 ms per job. ``saves_per_job`` counts the writes:
 the job's creation, its pause, the save before the refund (it is not idempotent), the
-save of its result, and the end.
+save of its result, and the end. The heap is frozen after the warm-up, as ``skillwire
+serve`` does once started (:mod:`skillwire.engine.heap`); the scripted model keeps
+every request, as its tests need, and the collector walks them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any
 
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
 from skillwire.engine import Runtime
+from skillwire.engine.heap import freeze_startup_heap
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
 from skillwire.testing import ScriptedModel
@@ -136,6 +139,7 @@ async def measure(jobs: int, warmup: int, folder: Path) -> dict[str, Any]:
         paused = await runtime.start(skill, MESSAGE, context={"user_id": "u1"}, **opts)
         paused_bytes = await store.bytes_for(paused.id)
         await runtime.resume(paused.id, approval="approve", role="supervisor", **opts)
+        freeze_startup_heap()  # as skillwire serve does once started
         store.saves = 0
         calls_before = len(model.calls)
         wall0, cpu0 = time.perf_counter(), time.process_time()

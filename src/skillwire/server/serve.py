@@ -86,6 +86,9 @@ def serve(
     )
     if dev_key is not None:
         _announce_dev(dev_key, host, port)
+    from skillwire.engine.heap import freeze_startup_heap
+
+    freeze_startup_heap()  # skills and app are loaded: full collections skip them
     uvicorn.run(
         app,
         host=host,

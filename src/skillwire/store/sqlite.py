@@ -848,7 +848,8 @@ def _stored_bytes(value: object) -> int:
 
 
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-_SCALARS = frozenset((str, int, float, bool, type(None)))
+_SCALARS = frozenset((str, int, bool, type(None)))
+"""Exact types that are always JSON (a float only when finite)."""
 _STRICT = (
     orjson.OPT_PASSTHROUGH_SUBCLASS
     | orjson.OPT_PASSTHROUGH_DATACLASS
@@ -863,20 +864,23 @@ def _dumps(value: object, what: str) -> str:
 
     What is stored must read back equal to what was given, or fail here: a plain
     ``json.dumps`` would quietly turn tuples into lists and ``{1: ...}`` into
-    ``{"1": ...}``. First orjson writes it, refusing subclasses, non-string keys and
-    other types, and reads it back: equal means it is plain JSON (a tuple reads back a
-    list, NaN reads back null, and neither compares equal). That is about three times
-    cheaper than the standard library's encoder alone. Anything else (an error, a
-    difference, an integer past 64 bits) takes the standard library's path, which
-    accepts what reads back equal and names what does not.
+    ``{"1": ...}``. orjson writes it (several times faster than the standard library),
+    refusing subclasses, non-string keys, integers past 64 bits and other types; then a
+    walk over the exact types (dicts with ``str`` keys, lists, strings, ints, bools,
+    None, finite floats) proves that it reads back equal, without building a copy to
+    compare (a copy would also feed the garbage collector). Anything else takes the
+    standard library's path, which accepts what reads back equal and names what does
+    not.
     """
     try:
         data = orjson.dumps(value, option=_STRICT)
-        if orjson.loads(data) == value:
-            return data.decode()
-    except (TypeError, ValueError, RecursionError):  # orjson.JSONEncodeError is a TypeError
-        pass
-    return _dumps_checked(value, what)
+    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
+        return _dumps_checked(value, what)
+    try:
+        plain = _plain(value)
+    except RecursionError:
+        plain = False
+    return data.decode() if plain else _dumps_checked(value, what)
 
 
 def _dumps_checked(value: object, what: str) -> str:
@@ -898,7 +902,8 @@ def _dumps_checked(value: object, what: str) -> str:
 
 
 def _plain(value: object) -> bool:
-    """Whether ``value`` is made of the exact JSON types only (dict keys ``str``)."""
+    """Whether ``value`` is made of the exact JSON types only: dicts with ``str`` keys,
+    lists, strings, ints, bools, None and finite floats."""
     kind = type(value)
     if kind is dict:
         for key in value:  # type: ignore[attr-defined]
@@ -907,6 +912,8 @@ def _plain(value: object) -> bool:
         items = value.values()  # type: ignore[attr-defined]
     elif kind is list:
         items = value
+    elif kind is float:
+        return math.isfinite(value)  # type: ignore[arg-type]
     else:
         return kind in _SCALARS
     for item in items:

@@ -1,0 +1,64 @@
+"""What the store writes as JSON: orjson with a walk over exact types, checked against
+the standard library's path on random values, odd ones included."""
+
+from __future__ import annotations
+
+import json
+import math
+from enum import IntEnum
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillwire.store.sqlite import _dumps, _dumps_checked
+
+
+class Level(IntEnum):
+    LOW = 1
+
+
+class Text(str):
+    """A str subclass."""
+
+
+ODD = st.sampled_from(
+    [math.nan, math.inf, -math.inf, 2**70, -(2**64), (1, 2), Level.LOW, Text("t"), b"x", {1, 2}]
+)
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text() | ODD
+KEYS = st.text(max_size=4) | st.integers(0, 3) | st.sampled_from([Text("k"), None])
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.tuples(inner) | st.dictionaries(KEYS, inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def outcome(dump: Any, value: Any) -> tuple[str, Any]:
+    try:
+        return "ok", json.loads(dump(value, "v"))
+    except TypeError:
+        return "refused", None
+
+
+@settings(max_examples=1500, deadline=None)
+@given(VALUES)
+def test_the_fast_path_agrees_with_the_standard_library(value: Any) -> None:
+    fast, slow = outcome(_dumps, value), outcome(_dumps_checked, value)
+    assert fast[0] == slow[0]
+    if fast[0] == "ok":
+        assert fast[1] == slow[1] == value
+
+
+@pytest.mark.parametrize("value", [math.nan, [1.0, math.inf], {"a": (1,)}, {"k": {2: 1}}])
+def test_values_that_would_not_read_back_are_refused(value: Any) -> None:
+    with pytest.raises(TypeError, match=r"not JSON|cannot hold|key of type|does not read back"):
+        _dumps({"x": value}, "job j1 state")
+
+
+def test_big_integers_and_subclasses_take_the_standard_path() -> None:
+    assert json.loads(_dumps({"n": 2**70}, "v")) == {"n": 2**70}
+    assert _dumps({"level": Level.LOW, "t": Text("é")}, "v") == '{"level":1,"t":"é"}'
