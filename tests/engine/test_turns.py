@@ -108,7 +108,7 @@ def test_a_task_cancelled_while_taking_its_turn_again_loses_no_turn() -> None:
                 async with holder.away():
                     await gate.wait()
             finally:
-                holder.give()  # what Runtime._turn does on the way out
+                holder.give()  # what Runtime.start does on the way out
 
         task = asyncio.create_task(body())
         await settle(lambda: not holder.held, "the holder gives its turn back")

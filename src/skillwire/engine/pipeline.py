@@ -354,15 +354,15 @@ class Pipeline:
             await run.claim()
         else:
             await run.persist()
-        if self.executors.waits(tool, run.skill.root):
-            async with run.turn.away():
-                outcome = await self.executors.execute(
-                    tool, dict(args), idempotency_key=key, skill_root=run.skill.root
-                )
-        else:
+        root = run.skill.root
+        had_turn = self.executors.waits(tool, root) and run.turn.give()  # see turns.py
+        try:
             outcome = await self.executors.execute(
-                tool, dict(args), idempotency_key=key, skill_root=run.skill.root
+                tool, dict(args), idempotency_key=key, skill_root=root
             )
+        finally:
+            if had_turn:
+                await run.turn.take()
         state.in_flight = None
         state.history.append(
             {

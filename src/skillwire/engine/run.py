@@ -193,13 +193,17 @@ class JobRun:
         self.state.call_seq += 1
         prompt_chars = sum(len(m.content) for m in request.messages)
         started = time.perf_counter()
+        had_turn = self.turn.give()  # not held while the model works
         try:
-            async with self.turn.away():
-                response = await model.complete(request)
+            response = await model.complete(request)
         except ModelError as exc:
             self._record_call(model, request, prompt_chars, started, None, str(exc))
             raise
-        self._record_call(model, request, prompt_chars, started, response, "")
+        else:  # recorded before waiting for a turn: the latency is the model's
+            self._record_call(model, request, prompt_chars, started, response, "")
+        finally:
+            if had_turn:
+                await self.turn.take()
         return response
 
     def _record_call(

@@ -16,8 +16,7 @@ engine holds it, with no read at all.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -149,16 +148,6 @@ class Runtime:
             turn=turn,
         )
 
-    @contextlib.asynccontextmanager
-    async def _turn(self) -> AsyncIterator[Turn]:
-        """Take a turn for a unit of engine work (see :mod:`skillwire.engine.turns`)."""
-        turn = self.turns.turn()
-        await turn.take()
-        try:
-            yield turn
-        finally:
-            turn.give()
-
     async def start(
         self,
         skill: Skill,
@@ -174,8 +163,12 @@ class Runtime:
         """
         if not message.strip():
             raise UsageError("the message is empty")
-        async with self._turn() as turn:
+        turn = self.turns.turn()
+        await turn.take()
+        try:
             return await self._start(turn, skill, message, context, owner, detail)
+        finally:
+            turn.give()
 
     async def _start(
         self,
@@ -249,8 +242,12 @@ class Runtime:
         the role the rule names. Raises NotFoundError, ConflictError (not paused, stale
         correlation id, resumed meanwhile), ForbiddenError (wrong role), UsageError.
         """
-        async with self._turn() as turn:
+        turn = self.turns.turn()
+        await turn.take()
+        try:
             return await self._resume(turn, job_id, input, approval, role, correlation_id, detail)
+        finally:
+            turn.give()
 
     async def _resume(
         self,
@@ -435,8 +432,12 @@ class Runtime:
         an operator (``OPERATOR_ACTION_REQUIRED``), who resumes it with ``outcome=ran``
         or ``outcome=not_run``. Raises ConflictError if another worker took the job.
         """
-        async with self._turn() as turn:
+        turn = self.turns.turn()
+        await turn.take()
+        try:
             return await self._recover(turn, job_id, detail)
+        finally:
+            turn.give()
 
     async def _recover(self, turn: Turn, job_id: str, detail: bool) -> JobView:
         record = await self.store.get(job_id)
