@@ -22,9 +22,10 @@ passes 4,000 pages, a checkpoint holds the writers off while it copies the last 
 written, so the WAL stays bounded. With ``synchronous="FULL"`` every commit fsyncs, so
 every call is one hop to the worker thread, and SQLite checkpoints as by default.
 
-A save is ``UPDATE jobs ... WHERE id = ? AND version = ?`` followed by the new events and
-model calls: all of it lands or none of it, and only if the stored version is the one the
-caller read. Writes are group-committed: the saves and creates queued on an event loop
+A save is ``UPDATE jobs ... WHERE id = ? AND version = ?`` followed by one ``journal``
+row holding the save's new events and model calls (see ``m002_journal`` in
+migrations.py): all of it lands or none of it, and only if the stored version is the one
+the caller read. Writes are group-committed: the saves and creates queued on an event loop
 while the tasks ready at that moment run share one ``BEGIN IMMEDIATE`` transaction, each
 in its own savepoint, so a thousand jobs saving at about the same moment cost one commit
 (the commit, which writes the WAL, is most of a write's cost), and a write that fails (a
@@ -35,7 +36,8 @@ Errors raised on purpose::
     SkillwireError
     ├── SchemaTooNewError     the file was written by a newer skillwire (migrations.py)
     ├── JobStateTooNewError   a job's state_version is newer than JOB_STATE_VERSION
-    └── UsageError            bad argument, mismatched job_id, duplicate seq, closed store
+    └── UsageError            bad argument, mismatched job_id, seq stored or out of order,
+                              closed store
     VersionConflict           the stored version is not the expected one (core.store)
     TypeError                 a value to persist is not plain JSON
 """
@@ -188,8 +190,8 @@ class SQLiteJobStore:
         with the new version.
 
         Raises :class:`VersionConflict` if the stored version is not ``expected_version``
-        and :class:`UsageError` if an event or model call's ``seq`` is already stored; in
-        both cases nothing is written.
+        and :class:`UsageError` if the events' or model calls' seqs do not each increase
+        from past the last one stored; in both cases nothing is written.
         """
         row = _job_row(job, expected_version + 1)
         entry = _journal_entry(job.id, events, model_calls)
