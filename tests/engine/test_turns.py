@@ -267,3 +267,32 @@ def test_only_tool_runs_that_wait_give_the_turn_back() -> None:
     assert not executors.waits(missing, skill.root), "it fails at once"
     simulated = refund.model_copy(update={"executor": SimulateExecutor(type="simulate")})
     assert not executors.waits(simulated, skill.root)
+
+
+def test_a_job_cancelled_during_its_model_call_ends_without_waiting_for_a_turn(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        called = asyncio.Event()
+
+        async def never(request: ChatRequest) -> ChatResponse:
+            called.set()
+            await asyncio.Event().wait()
+            raise AssertionError("unreachable")
+
+        store = SQLiteJobStore(tmp_path / "jobs.db")
+        runtime = Runtime(store, FunctionModel(never), turns=1)
+        try:
+            job = asyncio.create_task(runtime.start(load_skill(SKILL), "hi"))
+            await called.wait()
+            other = runtime.turns.turn()
+            await other.take()  # every turn is held by someone else now
+            job.cancel()
+            await settle(job.done, "the cancelled job ends")
+            assert job.cancelled()
+            other.give()
+            assert runtime.turns.free() == 1
+        finally:
+            await store.close()
+
+    run(main())

@@ -355,14 +355,14 @@ class Pipeline:
         else:
             await run.persist()
         root = run.skill.root
-        had_turn = self.executors.waits(tool, root) and run.turn.give()  # see turns.py
-        try:
-            outcome = await self.executors.execute(
-                tool, dict(args), idempotency_key=key, skill_root=root
-            )
-        finally:
-            if had_turn:
-                await run.turn.take()
+        # A run that waits gives its turn back meanwhile (turns.py); executors turn
+        # errors into outcomes, so only a cancellation skips taking it again.
+        had_turn = self.executors.waits(tool, root) and run.turn.give()
+        outcome = await self.executors.execute(
+            tool, dict(args), idempotency_key=key, skill_root=root
+        )
+        if had_turn:
+            await run.turn.take()
         state.in_flight = None
         state.history.append(
             {

@@ -193,17 +193,20 @@ class JobRun:
         self.state.call_seq += 1
         prompt_chars = sum(len(m.content) for m in request.messages)
         started = time.perf_counter()
-        had_turn = self.turn.give()  # not held while the model works
+        # The turn is given back while the model works, and taken again for what follows
+        # (a model error is handled here too); a run ended by anything else (cancelled,
+        # a bug) ends without taking it again.
+        had_turn = self.turn.give()
         try:
             response = await model.complete(request)
         except ModelError as exc:
             self._record_call(model, request, prompt_chars, started, None, str(exc))
-            raise
-        else:  # recorded before waiting for a turn: the latency is the model's
-            self._record_call(model, request, prompt_chars, started, response, "")
-        finally:
             if had_turn:
                 await self.turn.take()
+            raise
+        self._record_call(model, request, prompt_chars, started, response, "")
+        if had_turn:  # after the record: the latency is the model's, not the wait
+            await self.turn.take()
         return response
 
     def _record_call(
