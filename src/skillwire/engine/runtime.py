@@ -16,7 +16,7 @@ engine holds it, with no read at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -148,6 +148,16 @@ class Runtime:
             turn=turn,
         )
 
+    async def _in_turn(self, work: Callable[[Turn], Awaitable[JobView]]) -> JobView:
+        """``work(turn)`` once a turn is taken (:mod:`skillwire.engine.turns`); the turn
+        is given back however it ends."""
+        turn = self.turns.turn()
+        await turn.take()
+        try:
+            return await work(turn)
+        finally:
+            turn.give()
+
     async def start(
         self,
         skill: Skill,
@@ -163,12 +173,9 @@ class Runtime:
         """
         if not message.strip():
             raise UsageError("the message is empty")
-        turn = self.turns.turn()
-        await turn.take()
-        try:
-            return await self._start(turn, skill, message, context, owner, detail)
-        finally:
-            turn.give()
+        return await self._in_turn(
+            lambda turn: self._start(turn, skill, message, context, owner, detail)
+        )
 
     async def _start(
         self,
@@ -242,12 +249,9 @@ class Runtime:
         the role the rule names. Raises NotFoundError, ConflictError (not paused, stale
         correlation id, resumed meanwhile), ForbiddenError (wrong role), UsageError.
         """
-        turn = self.turns.turn()
-        await turn.take()
-        try:
-            return await self._resume(turn, job_id, input, approval, role, correlation_id, detail)
-        finally:
-            turn.give()
+        return await self._in_turn(
+            lambda turn: self._resume(turn, job_id, input, approval, role, correlation_id, detail)
+        )
 
     async def _resume(
         self,
@@ -432,12 +436,7 @@ class Runtime:
         an operator (``OPERATOR_ACTION_REQUIRED``), who resumes it with ``outcome=ran``
         or ``outcome=not_run``. Raises ConflictError if another worker took the job.
         """
-        turn = self.turns.turn()
-        await turn.take()
-        try:
-            return await self._recover(turn, job_id, detail)
-        finally:
-            turn.give()
+        return await self._in_turn(lambda turn: self._recover(turn, job_id, detail))
 
     async def _recover(self, turn: Turn, job_id: str, detail: bool) -> JobView:
         record = await self.store.get(job_id)

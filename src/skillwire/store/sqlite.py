@@ -307,9 +307,7 @@ class SQLiteJobStore:
         items = [(fn, a) for fn, a, _f in batch]
         try:
             if busy:
-                outcomes = await asyncio.get_running_loop().run_in_executor(
-                    self._executor, self._on_thread, self._write_batch, items
-                )
+                outcomes = await self._on_worker(self._write_batch, items)
             else:
                 outcomes = await self._call(self._write_batch, items)
         except BaseException as exc:  # the whole batch failed: every writer hears why
@@ -375,6 +373,10 @@ class SQLiteJobStore:
                 self._rollback()
             finally:
                 self._release()
+        return await self._on_worker(fn, *args)
+
+    async def _on_worker(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` on the worker thread, under the lock, waiting for the file."""
         return await asyncio.get_running_loop().run_in_executor(
             self._executor, self._on_thread, fn, *args
         )
