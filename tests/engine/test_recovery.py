@@ -61,6 +61,18 @@ async def first_pass(store: SQLiteJobStore, skill: Skill, flow: str) -> str | No
     return job_id
 
 
+async def crashed_pass(
+    db: Path, skill_file: Path, flow: str, crash_at: int, after_write: bool = True
+) -> str | None:
+    """:func:`first_pass` on a store that dies at write ``crash_at`` (before or after it
+    lands); the job id, or None when the crash came before the job was created."""
+    crashing = CountingStore(db, crash_at=crash_at, after_write=after_write)
+    try:
+        return await first_pass(crashing, load_skill(skill_file), flow)
+    finally:
+        await crashing.close()
+
+
 def check_record(job: JobView) -> None:
     """Events and model calls are numbered 1..n with no gap: nothing was lost."""
     assert [e.seq for e in job.events] == list(range(1, len(job.events) + 1))
@@ -106,11 +118,7 @@ def test_a_crash_at_any_save_is_recovered(
     script = FLOWS[flow][0]()
 
     async def main() -> None:
-        crashing = CountingStore(tmp_path / "jobs.db", crash_at=crash_at, after_write=after_write)
-        try:
-            job_id = await first_pass(crashing, load_skill(skill_file), flow)
-        finally:
-            await crashing.close()
+        job_id = await crashed_pass(tmp_path / "jobs.db", skill_file, flow, crash_at, after_write)
         if job_id is None:  # the crash came before the job existed
             assert crash_at == 1 and not after_write
             return
@@ -144,11 +152,7 @@ def test_an_interrupted_idempotent_tool_runs_again(tmp_path: Path) -> None:
 
     async def main() -> None:
         # write 3 is the resume's claim, made with verify_identity in flight
-        crashing = CountingStore(tmp_path / "jobs.db", crash_at=3, after_write=True)
-        try:
-            job_id = await first_pass(crashing, load_skill(skill_file), "input")
-        finally:
-            await crashing.close()
+        job_id = await crashed_pass(tmp_path / "jobs.db", skill_file, "input", 3)
         assert job_id is not None
         store = SQLiteJobStore(tmp_path / "jobs.db")
         try:
@@ -172,11 +176,7 @@ def test_an_interrupted_idempotent_tool_runs_again(tmp_path: Path) -> None:
 async def _interrupted_refund(tmp_path: Path) -> tuple[SQLiteJobStore, str, Path]:
     """A job whose refund was marked in flight when the process died."""
     skill_file, ledger = ledger_skill(tmp_path / "skill")
-    crashing = CountingStore(tmp_path / "jobs.db", crash_at=3, after_write=True)
-    try:
-        job_id = await first_pass(crashing, load_skill(skill_file), "approval")
-    finally:
-        await crashing.close()
+    job_id = await crashed_pass(tmp_path / "jobs.db", skill_file, "approval", 3)
     assert job_id is not None
     return SQLiteJobStore(tmp_path / "jobs.db"), job_id, ledger
 
@@ -246,11 +246,7 @@ def test_recover_all_continues_every_stranded_job(tmp_path: Path) -> None:
     async def main() -> None:
         ids = []
         for n in range(3):  # each dies right after its creation
-            crashing = CountingStore(tmp_path / "jobs.db", crash_at=1, after_write=True)
-            try:
-                found = await first_pass(crashing, load_skill(skill_file), "approval")
-            finally:
-                await crashing.close()
+            found = await crashed_pass(tmp_path / "jobs.db", skill_file, "approval", 1)
             assert found is not None
             ids.append(found)
             assert len(set(ids)) == n + 1

@@ -788,34 +788,14 @@ def _job_row(job: JobRecord, version: int) -> tuple[Any, ...]:
 
 
 def _event_from(job_id: str, item: dict[str, Any]) -> Event:
-    """An event read back from its journal form (:meth:`Event.to_dict`)."""
-    return Event(
-        job_id,
-        item["seq"],
-        item["at"],
-        item["stage"],
-        item["kind"],
-        item["reason_code"],
-        item["message"],
-        item["data"],
-    )
+    """An event read back from its journal form (:meth:`Event.to_dict`: the fields but
+    the job id)."""
+    return Event(job_id=job_id, **item)
 
 
 def _call_from(job_id: str, item: dict[str, Any]) -> ModelCallRecord:
     """A model call read back from its journal form (:meth:`ModelCallRecord.to_dict`)."""
-    return ModelCallRecord(
-        job_id,
-        item["seq"],
-        item["at"],
-        item["stage"],
-        item["model"],
-        item["prompt_chars"],
-        item["input_tokens"],
-        item["output_tokens"],
-        item["latency_ms"],
-        item["ok"],
-        item["error"],
-    )
+    return ModelCallRecord(job_id=job_id, **item)
 
 
 def _job_from_row(row: tuple[Any, ...]) -> JobRecord:
