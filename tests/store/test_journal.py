@@ -39,7 +39,9 @@ def test_events_after_a_seq_come_from_every_save_in_order(tmp_path: Path) -> Non
         assert await store.events("nope") == [] and await store.model_calls("nope") == []
         with sqlite3.connect(store.path) as db:
             rows = db.execute("SELECT version, last_event, last_call FROM journal").fetchall()
-        assert rows == [(1, 2, 0), (3, 3, 1), (4, 3, 2), (5, 5, 2)]
+            highest = db.execute("SELECT last_event, last_call FROM jobs").fetchall()
+        assert rows == [(1, 2, 0), (3, 3, 1), (4, 0, 2), (5, 5, 0)], "each row's own seqs"
+        assert highest == [(5, 2)], "the job's highest seqs, on its row"
 
     run_with_store(tmp_path / "jobs.db", body)
 

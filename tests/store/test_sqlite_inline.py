@@ -492,12 +492,13 @@ def test_saves_made_at_the_same_moment_share_one_commit(path: Path) -> None:
 
 
 def test_a_failing_write_in_a_batch_undoes_only_itself(path: Path) -> None:
-    """A stale version and a duplicate seq, among good saves of the same commit: those
-    two raise to their callers and write nothing; the others land whole."""
+    """A stale version, a save out of seq order and one whose seq is stored, among good
+    saves of the same commit: those three raise to their callers and write nothing; the
+    others land whole."""
 
     async def main() -> None:
         async with SQLiteJobStore(path) as store:
-            jobs = [await store.create(make_job(f"j{i}"), [event(f"j{i}", 1)]) for i in range(4)]
+            jobs = [await store.create(make_job(f"j{i}"), [event(f"j{i}", 1)]) for i in range(5)]
             results = await asyncio.gather(
                 store.save(replace(jobs[0], reply="a"), expected_version=1),
                 store.save(replace(jobs[1], reply="b"), expected_version=7),  # stale
@@ -510,14 +511,25 @@ def test_a_failing_write_in_a_batch_undoes_only_itself(path: Path) -> None:
                 store.save(
                     replace(jobs[3], reply="d"), expected_version=1, events=[event("j3", 2)]
                 ),
+                store.save(  # seq 1 is stored
+                    replace(jobs[4], reply="e"),
+                    expected_version=1,
+                    events=[event("j4", 1), event("j4", 2)],
+                    model_calls=[call("j4", 1)],
+                ),
                 return_exceptions=True,
             )
             assert isinstance(results[1], VersionConflict)
             assert isinstance(results[2], UsageError)
+            assert isinstance(results[4], UsageError) and "event 1 (events up to 1" in str(
+                results[4]
+            )
             for index in (0, 3):
                 stored = await store.get(f"j{index}")
                 assert stored == results[index] and stored is not None and stored.version == 2
-            for index in (1, 2):
+            assert [e.seq for e in await store.events("j4")] == [1]
+            assert await store.model_calls("j4") == []
+            for index in (1, 2, 4):
                 assert await store.get(f"j{index}") == jobs[index], "nothing of it was written"
             assert [e.seq for e in await store.events("j2")] == [1]
             assert await store.model_calls("j2") == []

@@ -8,11 +8,14 @@ import math
 from enum import IntEnum
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skillwire.core.plainjson import plain_dumps
 from skillwire.store.sqlite import _dumps, _dumps_checked
+from skillwire.tools.python_callable import as_json
 
 
 class Level(IntEnum):
@@ -62,3 +65,39 @@ def test_values_that_would_not_read_back_are_refused(value: Any) -> None:
 def test_big_integers_and_subclasses_take_the_standard_path() -> None:
     assert json.loads(_dumps({"n": 2**70}, "v")) == {"n": 2**70}
     assert _dumps({"level": Level.LOW, "t": Text("é")}, "v") == '{"level":1,"t":"é"}'
+
+
+@settings(max_examples=1000, deadline=None)
+@given(VALUES)
+def test_plain_values_and_only_they_take_orjson(value: Any) -> None:
+    """What :func:`plain_dumps` writes reads back equal, by orjson and by the standard
+    library; what it declines is not plain; :func:`as_json` copies either way alike."""
+    data = plain_dumps(value)
+    try:
+        slow: tuple[str, Any] = ("ok", json.loads(json.dumps(value, allow_nan=False)))
+    except (TypeError, ValueError):
+        slow = ("refused", None)
+    if data is not None:
+        assert orjson.loads(data) == json.loads(data) == value
+        assert slow == ("ok", value)
+        copied = as_json(value)
+        assert copied == value and (copied is not value or not isinstance(value, dict | list))
+    else:
+        assert slow[0] == "refused" or slow[1] != value or _odd(value)
+        try:
+            assert ("ok", as_json(value)) == slow
+        except (TypeError, ValueError):
+            assert slow[0] == "refused"
+
+
+def _odd(value: Any) -> bool:
+    """Whether ``value`` holds something not of the exact JSON types (a subclass, a tuple)
+    or a key that is not exactly ``str``."""
+    kind = type(value)
+    if kind is dict:
+        return any(type(k) is not str or _odd(v) for k, v in value.items())
+    if kind is list:
+        return any(_odd(v) for v in value)
+    if kind is float:
+        return not math.isfinite(value)
+    return kind not in (str, int, bool, type(None)) or (kind is int and abs(value) >= 2**63)

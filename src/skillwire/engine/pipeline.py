@@ -16,6 +16,7 @@ from typing import Any
 
 from skillwire.core.chat import ChatMessage, ChatModel, ModelError, ToolCall, ToolSpec
 from skillwire.core.job import JobStatus, OutcomeClass
+from skillwire.core.plainjson import plain_dumps
 from skillwire.core.proposal import DoNothing, FinalAnswer, Proposal, ToolProposal
 from skillwire.engine.adapter import ModelAdapter, ParseFailure, model_tool_name
 from skillwire.engine.finalization import FinalizationGate, ReplyPolisher
@@ -384,12 +385,19 @@ class Pipeline:
                 result=outcome.result,
                 state_changes=outcome.state_changes,
             )
-            _answer_call(run, call_id, json.dumps(outcome.result, default=str))
+            _answer_call(run, call_id, _result_text(outcome.result))
         else:
             run.event("execute", "tool_failed", outcome.error, tool=tool.name)
             _answer_call(run, call_id, f"ERROR: {outcome.error}")
         if not tool.idempotent:
             await run.persist()
+
+
+def _result_text(result: Any) -> str:
+    """A tool result as the planner reads it: compact JSON (orjson for a plain value,
+    else the standard library, anything odd as its ``str``)."""
+    data = plain_dumps(result)
+    return data.decode() if data is not None else json.dumps(result, default=str)
 
 
 def _answer_call(run: JobRun, call_id: str, content: str) -> None:

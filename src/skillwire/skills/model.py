@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import Field, PrivateAttr
 
@@ -310,15 +310,23 @@ class Skill(DomainFile):
     _origin: str = PrivateAttr(default="")
     _root: Path | None = PrivateAttr(default=None)
 
+    # The engine reads these for every job. Read through the attribute, a private
+    # attribute costs pydantic's __getattr__ fallback (some 3 us); read here, a dict get.
     @property
     def origin(self) -> str:
         """The file or folder the skill was loaded from."""
-        return self._origin
+        return cast(str, self._private()["_origin"])
 
     @property
     def root(self) -> Path | None:
         """The folder of the skill's files (where ``python`` executors find modules)."""
-        return self._root
+        return cast("Path | None", self._private()["_root"])
+
+    def _private(self) -> dict[str, Any]:
+        private = self.__pydantic_private__
+        if private is None:  # pragma: no cover - pydantic sets it on every instance
+            raise AttributeError("the skill has no private attributes")
+        return private
 
     def locate(self, path: FieldPath) -> SourceLocation:
         """Where a field of this skill was written (file, line, column)."""

@@ -162,6 +162,25 @@ def m002_journal(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE model_calls")
 
 
+@migration
+def m003_seqs_on_the_job(db: sqlite3.Connection) -> None:
+    """The highest event and model-call seqs stored move onto the job's row.
+
+    A save then checks that its seqs come after them in the ``UPDATE`` that checks its
+    version, instead of reading the newest journal row first. From this schema on, a
+    journal row's ``last_event`` and ``last_call`` are its own highest seqs (0 for none),
+    not the job's so far; rows written before keep the job's so far, which reads the same
+    (a row is read for events when its ``last_event`` is past the seq asked for).
+    """
+    for column in ("last_event", "last_call"):
+        db.execute(f"ALTER TABLE jobs ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+    db.execute(
+        "UPDATE jobs SET "
+        "last_event = (SELECT coalesce(max(last_event), 0) FROM journal WHERE job_id = jobs.id), "
+        "last_call = (SELECT coalesce(max(last_call), 0) FROM journal WHERE job_id = jobs.id)"
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes: the number of migrations."""
 

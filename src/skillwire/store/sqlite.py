@@ -22,14 +22,17 @@ passes 4,000 pages, a checkpoint holds the writers off while it copies the last 
 written, so the WAL stays bounded. With ``synchronous="FULL"`` every commit fsyncs, so
 every call is one hop to the worker thread, and SQLite checkpoints as by default.
 
-A save is ``UPDATE jobs ... WHERE id = ? AND version = ?`` followed by one ``journal``
-row holding the save's new events and model calls (see ``m002_journal`` in
-migrations.py): all of it lands or none of it, and only if the stored version is the one
-the caller read. Writes are group-committed: the saves and creates queued on an event loop
-while the tasks ready at that moment run share one ``BEGIN IMMEDIATE`` transaction, each
-in its own savepoint, so a thousand jobs saving at about the same moment cost one commit
-(the commit, which writes the WAL, is most of a write's cost), and a write that fails (a
-version conflict, a duplicate seq) undoes only itself and raises to its own caller.
+A save is ``UPDATE jobs ... WHERE id = ? AND version = ? AND last_event < ? AND
+last_call < ?`` (the job's row keeps the highest seqs stored: ``m003_seqs_on_the_job``)
+followed by one ``journal`` row holding the save's new events and model calls
+(``m002_journal`` in migrations.py): all of it lands or none of it, and only if the
+stored version is the one the caller read and the save's seqs follow those stored.
+Writes are group-committed: the saves and creates queued on an event loop while the
+tasks ready at that moment run share one ``BEGIN IMMEDIATE`` transaction, so a thousand
+jobs saving at about the same moment cost one commit. A write that is refused (a version
+conflict, a seq already stored) is refused by that ``UPDATE`` (or by the ``INSERT`` of a
+job that exists) before it changes anything, so it needs no savepoint: it raises to its
+own caller and the others land.
 
 Errors raised on purpose::
 
@@ -69,6 +72,7 @@ from skillwire.core.job import (
     OutcomeClass,
     Waiting,
 )
+from skillwire.core.plainjson import plain_dumps
 from skillwire.core.store import VersionConflict
 from skillwire.store.migrations import migrate
 
@@ -250,9 +254,9 @@ class SQLiteJobStore:
 
         The first write queued starts a flush, which runs once the tasks ready now have
         had their turn: writes made at about the same moment by many jobs then cost one
-        commit (the commit, which writes the WAL, is most of a write's cost). Each write
-        still lands whole or not at all: it runs in its own savepoint, and its error
-        (a version conflict, a duplicate seq) undoes only it and is raised to its caller.
+        commit. Each write still lands whole or not at all: a write refused (a version
+        conflict, a seq already stored) has changed nothing, and its error is raised to
+        its caller only.
         """
         if self._closed:
             raise UsageError(f"the job store {self.path} is closed")
@@ -320,32 +324,26 @@ class SQLiteJobStore:
     def _write_batch(
         self, items: list[tuple[Callable[..., None], tuple[Any, ...]]]
     ) -> list[Exception | None]:
-        """Every write of ``items`` in one transaction, each in its own savepoint; a
-        write's version conflict or duplicate seq is its outcome, any other error fails
-        the whole batch (rolled back)."""
+        """Every write of ``items`` in one transaction; a write's version conflict or
+        seq already stored is its outcome, any other error fails the whole batch (rolled
+        back).
+
+        No savepoints are needed: each write checks the stored version and seqs in the
+        statement that would change the job's row, and adds its journal row only once
+        that succeeded, so a write refused for either reason has changed nothing.
+        """
         db = self._db()
-        alone = len(items) == 1
         outcomes: list[Exception | None] = []
         db.execute("BEGIN IMMEDIATE")
         try:
             for fn, args in items:
-                if not alone:
-                    db.execute("SAVEPOINT write")
                 try:
                     fn(db, *args)
                 except (VersionConflict, UsageError) as exc:
-                    if not alone:
-                        db.execute("ROLLBACK TO write")
-                        db.execute("RELEASE write")
                     outcomes.append(exc)
-                    continue
-                if not alone:
-                    db.execute("RELEASE write")
-                outcomes.append(None)
-            if any(outcome is None for outcome in outcomes):
-                db.execute("COMMIT")
-            else:
-                db.execute("ROLLBACK")
+                else:
+                    outcomes.append(None)
+            db.execute("COMMIT" if None in outcomes else "ROLLBACK")
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
@@ -551,10 +549,11 @@ class SQLiteJobStore:
     def _insert_job(
         self, db: sqlite3.Connection, row: tuple[Any, ...], entry: _Entry | None
     ) -> None:
+        last_event, last_call = (0, 0) if entry is None else (entry[1], entry[3])
         inserted = db.execute(
-            f"INSERT INTO jobs ({_JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (id) DO NOTHING",
-            row,
+            f"INSERT INTO jobs ({_JOB_COLUMNS}, last_event, last_call) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            (*row, last_event, last_call),
         )
         if inserted.rowcount == 0:
             raise VersionConflict(row[0], 0, _stored_version(db, row[0]))
@@ -568,23 +567,32 @@ class SQLiteJobStore:
         entry: _Entry | None,
     ) -> None:
         job_id = row[0]
+        # The seqs: the save's first event and model call must come after those stored
+        # (a save without one checks nothing: the bound is past any seq).
+        first_event, last_event, first_call, last_call = (
+            (0, 0, 0, 0) if entry is None else entry[:4]
+        )
+        first_event, first_call = first_event or _NO_SEQ, first_call or _NO_SEQ
+        seqs = (last_event, last_call, job_id, expected, first_event, first_call)
         # The columns a job keeps (skill, owner, creation time) are checked, not set:
         # setting them rewrites their index entries, a third of an update's cost.
         updated = db.execute(
             "UPDATE jobs SET status = ?, outcome_class = ?, version = ?, updated_at = ?, "
-            "state_version = ?, body = ? "
-            "WHERE id = ? AND version = ? AND skill_id = ? AND owner = ? AND created_at = ?",
-            (*row[3:6], *row[7:], job_id, expected, row[1], row[2], row[6]),
+            "state_version = ?, body = ?, last_event = max(last_event, ?), "
+            "last_call = max(last_call, ?) WHERE id = ? AND version = ? AND last_event < ? "
+            "AND last_call < ? AND skill_id = ? AND owner = ? AND created_at = ?",
+            (*row[3:6], *row[7:], *seqs, row[1], row[2], row[6]),
         )
-        if updated.rowcount == 0:  # another version, or one of those columns changed
+        if updated.rowcount == 0:  # another version, a seq stored, or one of those changed
             updated = db.execute(
                 "UPDATE jobs SET skill_id = ?, owner = ?, status = ?, outcome_class = ?, "
-                "version = ?, created_at = ?, updated_at = ?, state_version = ?, body = ? "
-                "WHERE id = ? AND version = ?",
-                (*row[1:], job_id, expected),
+                "version = ?, created_at = ?, updated_at = ?, state_version = ?, body = ?, "
+                "last_event = max(last_event, ?), last_call = max(last_call, ?) "
+                "WHERE id = ? AND version = ? AND last_event < ? AND last_call < ?",
+                (*row[1:], *seqs),
             )
-        if updated.rowcount == 0:
-            raise VersionConflict(job_id, expected, _stored_version(db, job_id))
+        if updated.rowcount == 0:  # nothing was written: say why
+            _refuse(db, job_id, expected, first_event, first_call)
         _append(db, job_id, expected + 1, entry)
 
     def _get(self, job_id: str) -> JobRecord | None:
@@ -695,6 +703,9 @@ def _stored_version(db: sqlite3.Connection, job_id: str) -> int | None:
     return int(found[0][0]) if found else None
 
 
+_NO_SEQ = 2**63 - 1
+"""The bound a save's first seq is checked against when it has none: past any seq."""
+
 _Entry = tuple[int, int, int, int, str]
 """A save's journal entry: its first and last event seq, its first and last model-call
 seq (0 for none), and its events and model calls as one JSON document."""
@@ -738,30 +749,39 @@ def _journal_entry(
     return first_event, last_event, first_call, last_call, data
 
 
-def _append(db: sqlite3.Connection, job_id: str, version: int, entry: _Entry | None) -> None:
-    """Add the journal entry of the save that writes ``version`` of the job. Its first
-    event and first model call must come after those stored: :class:`UsageError`
-    otherwise (nothing is written then: the caller's transaction is rolled back)."""
-    if entry is None:
-        return
-    first_event, last_event, first_call, last_call, data = entry
-    before = db.execute(
-        "SELECT last_event, last_call FROM journal WHERE job_id = ? ORDER BY version DESC LIMIT 1",
-        (job_id,),
+def _refuse(
+    db: sqlite3.Connection, job_id: str, expected: int, first_event: int, first_call: int
+) -> None:
+    """Raise why a save that wrote nothing was refused: :class:`VersionConflict` if the
+    stored version is not ``expected``, else :class:`UsageError` naming the first seq
+    already stored."""
+    found = db.execute(
+        "SELECT version, last_event, last_call FROM jobs WHERE id = ?", (job_id,)
     ).fetchall()
-    had_event, had_call = before[0] if before else (0, 0)
+    if not found or found[0][0] != expected:
+        raise VersionConflict(job_id, expected, int(found[0][0]) if found else None)
+    _version, had_event, had_call = found[0]
     for what, first, had in (
         ("event", first_event, had_event),
         ("model call", first_call, had_call),
     ):
-        if first and first <= had:
+        if first <= had:
             raise UsageError(
                 f"job {job_id}: an event or model call seq is already stored: {what} {first} "
                 f"({what}s up to {had} are)"
             )
+    raise AssertionError(f"job {job_id}: a save at version {expected} wrote nothing")
+
+
+def _append(db: sqlite3.Connection, job_id: str, version: int, entry: _Entry | None) -> None:
+    """Add the journal entry of the save that writes ``version`` of the job (its seqs
+    were checked against the job's, in the same transaction)."""
+    if entry is None:
+        return
+    _first_event, last_event, _first_call, last_call, data = entry
     db.execute(
         "INSERT INTO journal (job_id, version, last_event, last_call, data) VALUES (?,?,?,?,?)",
-        (job_id, version, max(last_event, had_event), max(last_call, had_call), data),
+        (job_id, version, last_event, last_call, data),
     )
 
 
@@ -832,15 +852,6 @@ def _stored_bytes(value: object) -> int:
 
 
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-_SCALARS = frozenset((str, int, bool, type(None)))
-"""Exact types that are always JSON (a float only when finite)."""
-_STRICT = (
-    orjson.OPT_PASSTHROUGH_SUBCLASS
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-    | (orjson.OPT_PASSTHROUGH_DATETIME)
-)
-"""orjson hands subclasses, dataclasses and datetimes to ``default`` (none: it raises)
-instead of writing them as their base type."""
 
 
 def _dumps(value: object, what: str) -> str:
@@ -848,63 +859,25 @@ def _dumps(value: object, what: str) -> str:
 
     What is stored must read back equal to what was given, or fail here: a plain
     ``json.dumps`` would quietly turn tuples into lists and ``{1: ...}`` into
-    ``{"1": ...}``. orjson writes it (several times faster than the standard library),
-    refusing subclasses, non-string keys, integers past 64 bits and other types; then a
-    walk over the exact types (dicts with ``str`` keys, lists, strings, ints, bools,
-    None, finite floats) proves that it reads back equal, without building a copy to
-    compare (a copy would also feed the garbage collector). Anything else takes the
-    standard library's path, which accepts what reads back equal and names what does
-    not.
+    ``{"1": ...}``. A plain value (:mod:`skillwire.core.plainjson`: the exact JSON types)
+    is written by orjson; anything else takes the standard library's path, which
+    accepts what reads back equal and names what does not.
     """
-    try:
-        data = orjson.dumps(value, option=_STRICT)
-    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
-        return _dumps_checked(value, what)
-    try:
-        plain = _plain(value)
-    except RecursionError:
-        plain = False
-    return data.decode() if plain else _dumps_checked(value, what)
+    data = plain_dumps(value)
+    return data.decode() if data is not None else _dumps_checked(value, what)
 
 
 def _dumps_checked(value: object, what: str) -> str:
-    """:func:`_dumps` with the standard library: values made only of dicts with ``str``
-    keys, lists, strings, ints, bools, None and finite floats (the encoder refuses the
-    others) always read back equal, which a walk over the exact types proves; the rest
-    (subclasses, tuples, odd keys) are decoded and compared."""
-    try:  # first: it also refuses circular values, which the walk would loop on
+    """:func:`_dumps` with the standard library: the encoder refuses what JSON cannot
+    hold, then the text is read back and compared (subclasses, tuples and odd keys may
+    not read back equal)."""
+    try:  # first: it also refuses circular values
         text = _encode(value)
     except (TypeError, ValueError) as err:
         raise TypeError(f"{what}: {_first_non_json(value) or err}") from err
-    try:
-        plain = _plain(value)
-    except RecursionError:
-        plain = False
-    if not plain and json.loads(text) != value:
+    if json.loads(text) != value:
         raise TypeError(f"{what}: {_first_non_json(value) or 'does not read back equal'}")
     return text
-
-
-def _plain(value: object) -> bool:
-    """Whether ``value`` is made of the exact JSON types only: dicts with ``str`` keys,
-    lists, strings, ints, bools, None and finite floats."""
-    kind = type(value)
-    if kind is dict:
-        for key in value:  # type: ignore[attr-defined]
-            if type(key) is not str:
-                return False
-        items = value.values()  # type: ignore[attr-defined]
-    elif kind is list:
-        items = value
-    elif kind is float:
-        return math.isfinite(value)  # type: ignore[arg-type]
-    else:
-        return kind in _SCALARS
-    for item in items:
-        if type(item) in _SCALARS or _plain(item):
-            continue
-        return False
-    return True
 
 
 def _first_non_json(value: object, path: str = "$") -> str | None:

@@ -306,6 +306,7 @@ class ScriptedModel:
         self._file = file
         self._latency = latency
         self._replies = tuple(_numbered(_as_reply(r, i, file) for i, r in enumerate(replies)))
+        self._texts = tuple(_text(reply) for reply in self._replies)  # written once
         self._next = 0
         self.calls: list[ChatRequest] = []
         """Every request received, in order, including those that raised."""
@@ -390,7 +391,7 @@ class ScriptedModel:
         self._next += 1
         if self._latency:
             await asyncio.sleep(self._latency)
-        return _response(reply, self._name)
+        return _response(reply, self._texts[index], self._name)
 
     def skip(self, count: int) -> None:
         """Count the next ``count`` replies as used, without a call or a stage check.
@@ -460,8 +461,12 @@ def _numbered(replies: Iterable[ScriptedReply]) -> list[ScriptedReply]:
     return out
 
 
-def _response(reply: ScriptedReply, model: str) -> ChatResponse:
-    text = json.dumps(reply.json) if reply.json is not None else reply.text or ""
+def _text(reply: ScriptedReply) -> str:
+    """The text a model would send for ``reply``: its JSON written out, or its text."""
+    return json.dumps(reply.json) if reply.json is not None else reply.text or ""
+
+
+def _response(reply: ScriptedReply, text: str, model: str) -> ChatResponse:
     finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
     return ChatResponse(
         text=text, tool_calls=reply.tool_calls, usage=reply.usage, model=model, finish_reason=finish

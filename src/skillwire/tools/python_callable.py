@@ -22,7 +22,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import orjson
+
 from skillwire.core.executor import ToolOutcome
+from skillwire.core.plainjson import plain_dumps
 from skillwire.skills.model_tools import PythonExecutor, Tool
 
 __all__ = ["PythonCallableExecutor", "as_json", "resolve_callable"]
@@ -97,7 +100,11 @@ def _target(path: str, root: Path | None) -> _Target:
 def as_json(value: Any) -> Any:
     """``value`` in its plain JSON form: what storing it and reading it back gives (a
     copy: tuples become lists). Raises ``TypeError`` or ``ValueError`` as ``json.dumps``
-    does if it is not JSON data (NaN included)."""
+    does if it is not JSON data (NaN included). A value already plain is copied through
+    orjson, several times faster."""
+    data = plain_dumps(value)
+    if data is not None:
+        return orjson.loads(data)
     return json.loads(json.dumps(value, allow_nan=False))
 
 
