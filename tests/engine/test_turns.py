@@ -127,6 +127,29 @@ def test_a_task_cancelled_while_taking_its_turn_again_loses_no_turn() -> None:
     run(main())
 
 
+def test_a_turn_handed_to_a_waiter_cancelled_before_it_ran_goes_to_the_next() -> None:
+    async def main() -> None:
+        turns = Turns(1)
+        holder, first, second = turns.turn(), turns.turn(), turns.turn()
+        await holder.take()
+        waiting_first = asyncio.create_task(first.take())
+        waiting_second = asyncio.create_task(second.take())
+        await settle(lambda: turns.free() == 0 and not waiting_first.done(), "both wait")
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert holder.give()  # handed to the first waiter, which has not run yet
+        waiting_first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting_first
+        assert not first.held
+        await asyncio.wait_for(waiting_second, timeout=5)
+        assert second.held and turns.free() == 0, "the turn went on, not lost, not doubled"
+        assert second.give()
+        assert turns.free() == 1
+
+    asyncio.run(main())
+
+
 def test_no_limit_never_waits_and_a_limit_below_one_is_refused() -> None:
     async def main() -> None:
         turns = Turns(None)

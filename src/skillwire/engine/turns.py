@@ -20,6 +20,7 @@ a commit), never across a model call or a tool run that waits.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import weakref
 from collections.abc import AsyncIterator
@@ -27,12 +28,52 @@ from collections.abc import AsyncIterator
 __all__ = ["Turn", "Turns"]
 
 
+class _Gate:
+    """The turns of one loop: ``free`` turns, and the jobs waiting for one, in order.
+
+    A turn given back goes straight to the first waiter still waiting (it is not
+    counted free in between, so nobody can take it out of order); a waiter cancelled
+    after it was handed a turn passes it on. A job takes about eight turns, so this
+    is :class:`asyncio.Semaphore` without its general checks (a tenth of the cost).
+    """
+
+    __slots__ = ("free", "waiters")
+
+    def __init__(self, size: int) -> None:
+        self.free = size
+        self.waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    async def acquire(self) -> None:
+        if self.free and not self.waiters:
+            self.free -= 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiters.append(waiter)
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # handed a turn, then cancelled: pass it on
+            else:
+                with contextlib.suppress(ValueError):
+                    self.waiters.remove(waiter)
+            raise
+
+    def release(self) -> None:
+        while self.waiters:
+            waiter = self.waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self.free += 1
+
+
 class Turn:
     """One job's claim on a turn, held or not. Without a limit it is never waited for."""
 
     __slots__ = ("_gate", "held")
 
-    def __init__(self, gate: asyncio.Semaphore | None = None) -> None:
+    def __init__(self, gate: _Gate | None = None) -> None:
         self._gate = gate
         self.held = False
 
@@ -77,7 +118,7 @@ class Turns:
         if size is not None and size < 1:
             raise ValueError(f"turns must be at least 1 (or None for no limit), not {size}")
         self.size = size
-        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Gate] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -88,7 +129,7 @@ class Turns:
         loop = asyncio.get_running_loop()
         gate = self._gates.get(loop)
         if gate is None:
-            gate = self._gates[loop] = asyncio.Semaphore(self.size)
+            gate = self._gates[loop] = _Gate(self.size)
         return Turn(gate)
 
     def free(self) -> int | None:
@@ -96,4 +137,4 @@ class Turns:
         if self.size is None:
             return None
         gate = self._gates.get(asyncio.get_running_loop())
-        return self.size if gate is None else gate._value  # asyncio keeps it there
+        return self.size if gate is None else gate.free
