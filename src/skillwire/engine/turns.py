@@ -34,7 +34,8 @@ class _Gate:
     A turn given back goes straight to the first waiter still waiting (it is not
     counted free in between, so nobody can take it out of order); a waiter cancelled
     after it was handed a turn passes it on. A job takes about eight turns, so this
-    is :class:`asyncio.Semaphore` without its general checks (a tenth of the cost).
+    is :class:`asyncio.Semaphore` without its general checks (under half the cost:
+    170 against 400 ns for a take and a give).
     """
 
     __slots__ = ("free", "waiters")
