@@ -5,24 +5,25 @@ dialect is rewritten (:mod:`skillwire.conditions.dialect`), CEL parses the resul
 the functions it calls and the names it reads are checked. Every problem found there is a
 :class:`~skillwire.core.conditions.ConditionSyntaxError` pointing at the author's column.
 
-At run time :meth:`CelCondition.evaluate` passes CEL only the variables the expression
-reads and returns ``True`` or ``False``; a missing value, a type mismatch or a result
-that is not a boolean raises :class:`~skillwire.core.conditions.ConditionEvaluationError`,
-never ``False``, so the caller can fail closed.
+At run time :meth:`CelCondition.evaluate` returns ``True`` or ``False``; a missing value,
+a type mismatch or a result that is not a boolean raises
+:class:`~skillwire.core.conditions.ConditionEvaluationError`, never ``False``, so the
+caller can fail closed. A condition in the common subset is first evaluated in Python
+(:mod:`skillwire.conditions._fastpath`), which answers exactly as CEL does or not at all;
+otherwise CEL evaluates it, given only the parts of the variables the expression reads
+(:mod:`skillwire.conditions.access`).
 """
 
 from __future__ import annotations
 
 import difflib
-import math
-import operator
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 import cel
 
-from skillwire.conditions._grammar import plain_text
-from skillwire.conditions.dialect import Rewrite, rewrite, tokenize
+from skillwire.conditions._fastpath import compile_fast_path
+from skillwire.conditions.dialect import Rewrite, rewrite
 from skillwire.core.conditions import ConditionEvaluationError, ConditionSyntaxError
 
 __all__ = ["FUNCTIONS", "RUNTIME_NAMES", "CelCondition", "compile_condition"]
@@ -44,10 +45,6 @@ FUNCTIONS: Final = frozenset(
 _TYPE_NAMES = frozenset({"bool", "bytes", "double", "int", "list", "map", "null_type"})
 _TYPE_NAMES |= {"string", "type", "uint"}
 _WHOLE_LIMIT = 2**53
-_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
-    "==": operator.eq, "!=": operator.ne, "<": operator.lt,
-    "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-}  # fmt: skip
 _PARSE_PREFIX = "Failed to parse expression '"
 _ERROR_MARKER = "ERROR: <input>:"
 
@@ -62,13 +59,13 @@ class CelCondition:
     __slots__ = (
         "_arithmetic",
         "_constant",
+        "_fast",
         "_names",
         "_narrowed",
         "_optional",
         "_program",
         "_required",
         "_rewrite",
-        "_simple",
     )
 
     def __init__(
@@ -84,7 +81,7 @@ class CelCondition:
             (name, access) for name, access in rewritten.access.items() if not access.whole
         )
         self._constant: bool | None = None
-        self._simple = _simple_comparison(rewritten, required)
+        self._fast = compile_fast_path(rewritten, required)
         if not required and not optional:
             self._constant = self._fold()
 
@@ -114,8 +111,8 @@ class CelCondition:
         """
         if self._constant is not None:
             return self._constant
-        if self._simple is not None:
-            answer = _compare(self._simple, variables)
+        if self._fast is not None:
+            answer = self._fast(variables)
             if answer is not None:
                 return answer
         try:
@@ -202,65 +199,6 @@ def compile_condition(source: str, *, known_names: Collection[str] | None = None
                     hint=_name_hint(name, known),
                 )
     return CelCondition(rewritten, program, tuple(required), tuple(optional))
-
-
-_Simple = tuple[str, Callable[[Any, Any], bool], str | int | float]
-
-
-def _compare(simple: _Simple, variables: Mapping[str, Any]) -> bool | None:
-    """``name op literal`` in Python when the value is of the literal's kind, else None."""
-    name, compare, literal = simple
-    try:
-        value = variables[name]
-    except KeyError:
-        return None  # CEL says that it has no value
-    kind = type(value)
-    if kind is str:
-        return compare(value, literal) if type(literal) is str else None
-    if type(literal) is str:
-        return None
-    if kind is int and -_WHOLE_LIMIT <= value <= _WHOLE_LIMIT:
-        return compare(value, literal)
-    if kind is float and not math.isnan(value):  # CEL refuses to order NaN
-        return compare(value, literal)
-    return None
-
-
-def _simple_comparison(rewritten: Rewrite, required: Collection[str]) -> _Simple | None:
-    """``(name, compare, literal)`` when the whole expression is ``name op literal``.
-
-    :meth:`CelCondition.evaluate` then compares a string with a string literal, or a
-    number (an int within 2**53, or a float) with a number literal within 2**53, in
-    Python, which gives what CEL gives for them (code-point order for strings, exact
-    int-double comparison in that range); any other value goes to CEL. A property test
-    checks the two against each other.
-    """
-    if rewritten.arithmetic or len(required) != 1:
-        return None
-    tokens = tokenize(rewritten.expression)
-    if len(tokens) == 5 and tokens[2].text == "-" and tokens[3].kind in ("int", "float"):
-        sign, tokens = -1, [tokens[0], tokens[1], tokens[3], tokens[4]]
-    else:
-        sign = 1
-    if len(tokens) != 4 or tokens[0].kind != "name" or tokens[1].text not in _COMPARE:
-        return None
-    name, op, token = tokens[0].text, tokens[1].text, tokens[2]
-    if name not in required:
-        return None
-    literal: str | int | float
-    if token.kind == "int" and token.text.isdigit():
-        literal = sign * int(token.text)
-        if abs(literal) > _WHOLE_LIMIT:
-            return None
-    elif token.kind == "float":
-        literal = sign * float(token.text)
-        if math.isnan(literal) or abs(literal) > _WHOLE_LIMIT:
-            return None
-    elif token.kind == "string" and sign == 1 and (text := plain_text(token)) is not None:
-        literal = text
-    else:
-        return None
-    return name, _COMPARE[op], literal
 
 
 def _compile(rewritten: Rewrite) -> Any:
