@@ -372,36 +372,26 @@ def text_relation(method: str, receiver: Expr, argument: Expr) -> Expr:
 # macros --------------------------------------------------------------------------------
 
 
-def _exists(items_of: Node, slot: int, body: Node) -> Node:
-    def exists(env: Env) -> Any:
-        items = items_of(env)
-        if type(items) is not list and type(items) is not tuple:
-            return _unsure(items)  # a map ranges over its keys in CEL: not done here
-        frame = cast("dict[Any, Any]", env)
-        for item in items:
-            frame[slot] = item
-            found = body(frame)
-            if found is not False:
-                return True if found is True else truth(found)
-        return False
+def _ranging(decides: bool) -> Callable[[Node, int, Node], Node]:
+    """``exists`` (``decides`` True: true at the first element whose body is true) or
+    ``all`` (``decides`` False: false at the first element whose body is false)."""
 
-    return exists
+    def build(items_of: Node, slot: int, body: Node) -> Node:
+        def ranging(env: Env) -> Any:
+            items = items_of(env)
+            if type(items) is not list and type(items) is not tuple:
+                return _unsure(items)  # a map ranges over its keys in CEL: not done here
+            frame = cast("dict[Any, Any]", env)
+            for item in items:
+                frame[slot] = item
+                found = body(frame)
+                if found is not (not decides):
+                    return decides if found is decides else truth(found)
+            return not decides
 
+        return ranging
 
-def _all(items_of: Node, slot: int, body: Node) -> Node:
-    def every(env: Env) -> Any:
-        items = items_of(env)
-        if type(items) is not list and type(items) is not tuple:
-            return _unsure(items)
-        frame = cast("dict[Any, Any]", env)
-        for item in items:
-            frame[slot] = item
-            found = body(frame)
-            if found is not True:
-                return False if found is False else truth(found)
-        return True
-
-    return every
+    return build
 
 
 def _exists_one(items_of: Node, slot: int, body: Node) -> Node:
@@ -424,7 +414,7 @@ def _exists_one(items_of: Node, slot: int, body: Node) -> Node:
 
 
 _RANGING: dict[str, Callable[[Node, int, Node], Node]] = {
-    "exists": _exists, "all": _all, "exists_one": _exists_one,
+    "exists": _ranging(True), "all": _ranging(False), "exists_one": _exists_one,
 }  # fmt: skip
 MACROS: Final = frozenset(_RANGING)
 """The macros the fast path knows: each takes a list, a bound name and a body."""
