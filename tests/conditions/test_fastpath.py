@@ -16,6 +16,7 @@ import cel
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.conditions.test_access import cel_only, outcome
 
 from skillwire.conditions import (
     CelCondition,
@@ -23,20 +24,6 @@ from skillwire.conditions import (
     ConditionSyntaxError,
     compile_condition,
 )
-
-
-def outcome(condition: CelCondition, variables: dict[str, Any]) -> object:
-    try:
-        return condition.evaluate(variables)
-    except ConditionEvaluationError:
-        return "error"
-
-
-def cel_only(condition: CelCondition) -> CelCondition:
-    """The same condition, always evaluated by CEL."""
-    slow = compile_condition(condition.source)
-    object.__setattr__(slow, "_fast", None)  # slots: a plain attribute, set for the test
-    return slow
 
 
 def by_cel(expression: str, variables: dict[str, Any]) -> object:

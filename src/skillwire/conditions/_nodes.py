@@ -121,44 +121,34 @@ def list_of(items: Sequence[Expr]) -> Expr:
 
 def conjunction(left: Expr, right: Expr) -> Expr:
     """``left && right``: false when either side is false, whatever the other gives."""
-    first_of, second_of = left.run, right.run
-
-    def both(env: Env) -> Any:
-        first = first_of(env)
-        if first is False:
-            return False
-        second = second_of(env)
-        if second is False:
-            truth(first)  # gives up on a value the fast path does not read
-            return False
-        if first is True and second is True:
-            return True
-        truth(first)
-        truth(second)
-        return UNSURE
-
-    return Expr(both, reads=left.reads)
+    return _junction(left, right, decides=False)
 
 
 def disjunction(left: Expr, right: Expr) -> Expr:
     """``left || right``: true when either side is true, whatever the other gives."""
+    return _junction(left, right, decides=True)
+
+
+def _junction(left: Expr, right: Expr, *, decides: bool) -> Expr:
+    """``&&`` (``decides`` False) or ``||`` (True): either side giving ``decides`` is the
+    answer, whatever the other gives (CEL's are commutative over errors)."""
     first_of, second_of = left.run, right.run
 
-    def either(env: Env) -> Any:
+    def junction(env: Env) -> Any:
         first = first_of(env)
-        if first is True:
-            return True
+        if first is decides:
+            return decides
         second = second_of(env)
-        if second is True:
-            truth(first)
-            return True
-        if first is False and second is False:
-            return False
+        if second is decides:
+            truth(first)  # gives up on a value the fast path does not read
+            return decides
+        if first is (not decides) and second is (not decides):
+            return not decides
         truth(first)
         truth(second)
         return UNSURE
 
-    return Expr(either, reads=left.reads)
+    return Expr(junction, reads=left.reads)
 
 
 def negation(operand: Expr) -> Expr:
