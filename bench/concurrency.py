@@ -15,9 +15,10 @@ serves every job). A job's calls follow one another, so no job can finish sooner
 The target is a ratio under 1.5 (the engine's own work for 1,000 jobs fits in the
 model's waiting time). The exit status is 1 when a job does not end as expected.
 
-The runtime has its default turns (:mod:`skillwire.engine.turns`: 32 jobs doing engine
-work at once, the others waiting their turn), and the heap is frozen after the warm-up
-job, as ``skillwire serve`` does once started (:mod:`skillwire.engine.heap`).
+The runtime has its default turns (:mod:`skillwire.engine.turns`: 64 jobs doing engine
+work at once, the others waiting their turn), and after the warm-up job the heap is
+frozen and the collector tuned, as ``skillwire serve`` does once started
+(:mod:`skillwire.engine.heap`).
 ``cpu_s`` is the process's CPU time: no ratio is possible below ``cpu_s / ideal_s``.
 """
 
@@ -36,7 +37,7 @@ from bench.job_overhead import MESSAGE, REPLIES, SKILL
 from skillwire.core.chat import ChatRequest, ChatResponse, ToolCall
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import EngineLimits, Runtime
-from skillwire.engine.heap import freeze_startup_heap
+from skillwire.engine.heap import freeze_startup_heap, tune_collector
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
 
@@ -114,6 +115,7 @@ async def measure(jobs: int, latency: float, folder: Path) -> dict[str, Any]:
         await runtime.resume(warm.id, approval="approve", role="supervisor", detail=False)
         model.calls = 0
         freeze_startup_heap()  # as skillwire serve does once started
+        tune_collector()
         wall0, cpu0 = time.perf_counter(), time.process_time()
         started = await asyncio.gather(*(_start(runtime, skill, f"u{i}") for i in range(jobs)))
         paused_at = time.perf_counter() - wall0

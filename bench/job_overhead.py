@@ -36,7 +36,7 @@ from typing import Any
 
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
 from skillwire.engine import Runtime
-from skillwire.engine.heap import freeze_startup_heap
+from skillwire.engine.heap import freeze_startup_heap, tune_collector
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
 from skillwire.testing import ScriptedModel
@@ -140,6 +140,7 @@ async def measure(jobs: int, warmup: int, folder: Path) -> dict[str, Any]:
         paused_bytes = await store.bytes_for(paused.id)
         await runtime.resume(paused.id, approval="approve", role="supervisor", **opts)
         freeze_startup_heap()  # as skillwire serve does once started
+        tune_collector()
         store.saves = 0
         calls_before = len(model.calls)
         wall0, cpu0 = time.perf_counter(), time.process_time()

@@ -102,7 +102,7 @@ class Runtime:
         base_policy: BasePolicy | None = None,
         skills: SkillResolver | None = None,
         limits: EngineLimits | None = None,
-        turns: int | None = 32,
+        turns: int | None = 64,
     ) -> None:
         self.store = store
         self.turns = Turns(turns)

@@ -86,9 +86,10 @@ def serve(
     )
     if dev_key is not None:
         _announce_dev(dev_key, host, port)
-    from skillwire.engine.heap import freeze_startup_heap
+    from skillwire.engine.heap import freeze_startup_heap, tune_collector
 
     freeze_startup_heap()  # skills and app are loaded: full collections skip them
+    tune_collector()  # jobs in flight are not walked every step or two
     uvicorn.run(
         app,
         host=host,
