@@ -20,6 +20,12 @@ work at once, the others waiting their turn), and after the warm-up job the heap
 frozen and the collector tuned, as ``skillwire serve`` does once started
 (:mod:`skillwire.engine.heap`).
 ``cpu_s`` is the process's CPU time: no ratio is possible below ``cpu_s / ideal_s``.
+
+``--processes N`` runs N runtimes, each in its own process and event loop, on the one
+SQLite file: each starts its share of the jobs, and approves the share another process
+started (a paused job resumes on any worker). The figures are over all of them
+(``cpu_s`` summed). One process is the default and the figure the target is about: the
+design serves many jobs from one process; this shows what a second core adds.
 """
 
 from __future__ import annotations
@@ -27,9 +33,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import platform
+import queue
 import tempfile
 import time
+from multiprocessing.context import BaseContext
+from multiprocessing.queues import Queue
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +113,43 @@ async def _resume(runtime: Runtime, job_id: str) -> tuple[str, bool]:
     return job.id, job.status is JobStatus.COMPLETED
 
 
-async def measure(jobs: int, latency: float, folder: Path) -> dict[str, Any]:
-    """Start ``jobs`` jobs at once, resume them all at once; the figures as a dict."""
+class _Alone:
+    """How a single process shares its jobs: with itself."""
+
+    def wait(self) -> None:
+        """Nobody to wait for."""
+
+    def trade(self, index: int, ids: list[str]) -> list[str]:
+        """The jobs this process approves: its own."""
+        return ids
+
+
+class _Together:
+    """How ``processes`` processes meet: a barrier, and a queue per process for the ids
+    of the jobs it is to approve (each approves the jobs the one before it started)."""
+
+    def __init__(self, processes: int, ctx: BaseContext) -> None:
+        self.barrier = ctx.Barrier(processes)
+        self.inboxes: list[Queue[list[str]]] = [ctx.Queue() for _ in range(processes)]
+
+    def wait(self) -> None:
+        """Until every process is here."""
+        self.barrier.wait()
+
+    def trade(self, index: int, ids: list[str]) -> list[str]:
+        """Hand ``ids`` to the next process; the ids the one before handed over."""
+        self.inboxes[(index + 1) % len(self.inboxes)].put(ids)
+        return self.inboxes[index].get()
+
+
+async def _share(
+    index: int, jobs: int, latency: float, db: Path, meet: _Alone | _Together
+) -> dict[str, Any]:
+    """One process's part: warm up, start ``jobs`` jobs at once when every process is
+    ready, then approve at once the jobs it is handed; its times and counts."""
+    loop = asyncio.get_running_loop()
     skill = load_skill(SKILL)
-    store = SQLiteJobStore(folder / "jobs.db")
+    store = SQLiteJobStore(db)
     model = RemoteModel(latency)
     runtime = Runtime(store, model, limits=EngineLimits())
     try:
@@ -116,30 +159,94 @@ async def measure(jobs: int, latency: float, folder: Path) -> dict[str, Any]:
         model.calls = 0
         freeze_startup_heap()  # as skillwire serve does once started
         tune_collector()
-        wall0, cpu0 = time.perf_counter(), time.process_time()
-        started = await asyncio.gather(*(_start(runtime, skill, f"u{i}") for i in range(jobs)))
-        paused_at = time.perf_counter() - wall0
+        await loop.run_in_executor(None, meet.wait)
+        wall0, cpu0 = time.monotonic(), time.process_time()
+        started = await asyncio.gather(
+            *(_start(runtime, skill, f"u{index}-{i}") for i in range(jobs))
+        )
+        paused = time.monotonic()
         bad = [job_id for job_id, ok in started if not ok]
-        ended = await asyncio.gather(*(_resume(runtime, job_id) for job_id, _ok in started))
-        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        mine = [job_id for job_id, _ok in started]
+        theirs = await loop.run_in_executor(None, meet.trade, index, mine)
+        await loop.run_in_executor(None, meet.wait)  # every job of every process paused
+        ended = await asyncio.gather(*(_resume(runtime, job_id) for job_id in theirs))
         bad += [job_id for job_id, ok in ended if not ok]
-        ideal = CALLS_PER_JOB * latency
         return {
-            "bench": "concurrency",
-            "jobs": jobs,
-            "latency_ms": round(latency * 1000, 1),
-            "wall_s": round(wall, 3),
-            "ideal_s": round(ideal, 3),
-            "ratio": round(wall / ideal, 3),
-            "all_paused_s": round(paused_at, 3),
-            "cpu_s": round(cpu, 3),
+            "start": wall0,
+            "paused": paused,
+            "end": time.monotonic(),
+            "cpu_s": time.process_time() - cpu0,
             "model_calls": model.calls,
             "failed_jobs": len(bad),
-            "target_ratio": 1.5,
-            "python": platform.python_version(),
         }
     finally:
         await store.close()
+
+
+def _in_child(
+    index: int, jobs: int, latency: float, db: Path, meet: _Together, out: Queue[Any]
+) -> None:
+    try:
+        out.put((index, asyncio.run(_share(index, jobs, latency, db, meet))))
+    except BaseException as exc:
+        out.put((index, f"{type(exc).__name__}: {exc}"))
+        raise
+
+
+def measure(jobs: int, latency: float, folder: Path, processes: int = 1) -> dict[str, Any]:
+    """Start ``jobs`` jobs at once, resume them all at once; the figures as a dict.
+
+    With ``processes`` above 1, each of that many processes (spawned, each its own
+    runtime and event loop, one SQLite file) starts its share, and approves the share
+    the process before it started: the figures are over all of them."""
+    if jobs % processes:
+        raise SystemExit(f"--jobs {jobs} does not split into {processes} equal shares")
+    share = jobs // processes
+    db = folder / "jobs.db"
+    if processes == 1:
+        parts = [asyncio.run(_share(0, share, latency, db, _Alone()))]
+    else:
+        asyncio.run(SQLiteJobStore(db).close())  # the schema, before any process opens it
+        ctx = multiprocessing.get_context("spawn")  # no state or thread of ours inherited
+        meet, out = _Together(processes, ctx), ctx.Queue()
+        children = [
+            ctx.Process(target=_in_child, args=(i, share, latency, db, meet, out))
+            for i in range(processes)
+        ]
+        for child in children:
+            child.start()
+        found: dict[int, Any] = {}
+        while len(found) < processes:
+            try:
+                index, part = out.get(timeout=60 + 20 * latency * CALLS_PER_JOB)
+            except queue.Empty:
+                raise SystemExit("a bench process gave no figures (see its error above)") from None
+            if isinstance(part, str):
+                for child in children:
+                    child.terminate()
+                raise SystemExit(f"bench process {index} failed: {part}")
+            found[index] = part
+        for child in children:
+            child.join()
+        parts = [found[i] for i in range(processes)]
+    start = min(p["start"] for p in parts)
+    wall = max(p["end"] for p in parts) - start
+    ideal = CALLS_PER_JOB * latency
+    return {
+        "bench": "concurrency",
+        "jobs": jobs,
+        "processes": processes,
+        "latency_ms": round(latency * 1000, 1),
+        "wall_s": round(wall, 3),
+        "ideal_s": round(ideal, 3),
+        "ratio": round(wall / ideal, 3),
+        "all_paused_s": round(max(p["paused"] for p in parts) - start, 3),
+        "cpu_s": round(sum(p["cpu_s"] for p in parts), 3),
+        "model_calls": sum(p["model_calls"] for p in parts),
+        "failed_jobs": sum(p["failed_jobs"] for p in parts),
+        "target_ratio": 1.5,
+        "python": platform.python_version(),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -147,9 +254,17 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=1000, help="jobs at once")
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="runtimes, each in its own process, sharing the jobs and the SQLite file",
+    )
     ns = parser.parse_args(argv)
+    if ns.processes < 1:
+        parser.error("--processes must be at least 1")
     with tempfile.TemporaryDirectory(prefix="skillwire-bench-") as tmp:
-        result = asyncio.run(measure(ns.jobs, ns.latency, Path(tmp)))
+        result = measure(ns.jobs, ns.latency, Path(tmp), ns.processes)
     print(json.dumps(result))
     if result["failed_jobs"]:
         raise SystemExit(1)
