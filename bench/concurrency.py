@@ -114,12 +114,12 @@ async def _resume(runtime: Runtime, job_id: str) -> tuple[str, bool]:
 
 
 class _Alone:
-    """How a single process shares its jobs: with itself."""
+    """How a single process shares its jobs: with itself (nothing to wait for)."""
 
-    def wait(self) -> None:
+    async def wait(self) -> None:
         """Nobody to wait for."""
 
-    def trade(self, index: int, ids: list[str]) -> list[str]:
+    async def trade(self, index: int, ids: list[str]) -> list[str]:
         """The jobs this process approves: its own."""
         return ids
 
@@ -132,14 +132,14 @@ class _Together:
         self.barrier = ctx.Barrier(processes)
         self.inboxes: list[Queue[list[str]]] = [ctx.Queue() for _ in range(processes)]
 
-    def wait(self) -> None:
-        """Until every process is here."""
-        self.barrier.wait()
+    async def wait(self) -> None:
+        """Until every process is here (on a thread: the loop is not held)."""
+        await asyncio.get_running_loop().run_in_executor(None, self.barrier.wait)
 
-    def trade(self, index: int, ids: list[str]) -> list[str]:
+    async def trade(self, index: int, ids: list[str]) -> list[str]:
         """Hand ``ids`` to the next process; the ids the one before handed over."""
         self.inboxes[(index + 1) % len(self.inboxes)].put(ids)
-        return self.inboxes[index].get()
+        return await asyncio.get_running_loop().run_in_executor(None, self.inboxes[index].get)
 
 
 async def _share(
@@ -147,7 +147,6 @@ async def _share(
 ) -> dict[str, Any]:
     """One process's part: warm up, start ``jobs`` jobs at once when every process is
     ready, then approve at once the jobs it is handed; its times and counts."""
-    loop = asyncio.get_running_loop()
     skill = load_skill(SKILL)
     store = SQLiteJobStore(db)
     model = RemoteModel(latency)
@@ -159,7 +158,7 @@ async def _share(
         model.calls = 0
         freeze_startup_heap()  # as skillwire serve does once started
         tune_collector()
-        await loop.run_in_executor(None, meet.wait)
+        await meet.wait()
         wall0, cpu0 = time.monotonic(), time.process_time()
         started = await asyncio.gather(
             *(_start(runtime, skill, f"u{index}-{i}") for i in range(jobs))
@@ -167,8 +166,8 @@ async def _share(
         paused = time.monotonic()
         bad = [job_id for job_id, ok in started if not ok]
         mine = [job_id for job_id, _ok in started]
-        theirs = await loop.run_in_executor(None, meet.trade, index, mine)
-        await loop.run_in_executor(None, meet.wait)  # every job of every process paused
+        theirs = await meet.trade(index, mine)
+        await meet.wait()  # every job of every process has paused
         ended = await asyncio.gather(*(_resume(runtime, job_id) for job_id in theirs))
         bad += [job_id for job_id, ok in ended if not ok]
         return {
