@@ -3,10 +3,8 @@ several sharing one SQLite file, each process approving jobs another one started
 
 from __future__ import annotations
 
-import gc
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,13 +13,7 @@ from bench import concurrency
 LATENCY = 0.005
 
 
-@pytest.fixture(autouse=True)
-def thresholds() -> Iterator[None]:
-    """The bench tunes the collector, as serve does: put it back afterwards."""
-    before = gc.get_threshold()
-    yield
-    gc.set_threshold(*before)
-    gc.unfreeze()
+pytestmark = pytest.mark.usefixtures("collector")  # the bench tunes it, as serve does
 
 
 @pytest.mark.parametrize("processes", [1, 2])

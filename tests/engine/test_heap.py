@@ -4,24 +4,15 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
 
 import pytest
 
 from skillwire.engine.heap import COLLECTOR_THRESHOLDS, freeze_startup_heap, tune_collector
 
-
-@pytest.fixture
-def thresholds() -> Iterator[tuple[int, int, int]]:
-    """The process's thresholds, put back after the test."""
-    before = gc.get_threshold()
-    yield before
-    gc.set_threshold(*before)
+pytestmark = pytest.mark.usefixtures("collector")
 
 
-def test_tune_collector_sets_the_documented_thresholds_and_returns_the_old(
-    thresholds: tuple[int, int, int],
-) -> None:
+def test_tune_collector_sets_the_documented_thresholds_and_returns_the_old() -> None:
     gc.set_threshold(700, 10, 10)
     assert tune_collector() == (700, 10, 10)
     assert gc.get_threshold() == COLLECTOR_THRESHOLDS
@@ -30,16 +21,14 @@ def test_tune_collector_sets_the_documented_thresholds_and_returns_the_old(
 
 
 @pytest.mark.parametrize("bad", [(0, 10, 10), (700, 0, 10), (700, 10, -1)])
-def test_tune_collector_never_turns_the_collector_off(
-    thresholds: tuple[int, int, int], bad: tuple[int, int, int]
-) -> None:
+def test_tune_collector_never_turns_the_collector_off(bad: tuple[int, int, int]) -> None:
     gc.set_threshold(700, 10, 10)
     with pytest.raises(ValueError, match="at least 1"):
         tune_collector(bad)
     assert gc.get_threshold() == (700, 10, 10), "a refused setting changes nothing"
 
 
-def test_a_tuned_collector_still_runs_on_its_own(thresholds: tuple[int, int, int]) -> None:
+def test_a_tuned_collector_still_runs_on_its_own() -> None:
     """Past the young threshold, a collection comes without being asked for."""
     assert gc.isenabled()
     tune_collector()
@@ -63,8 +52,5 @@ def test_a_tuned_collector_still_runs_on_its_own(thresholds: tuple[int, int, int
 
 
 def test_freeze_startup_heap_moves_the_live_heap_out_of_collections() -> None:
-    try:
-        frozen = freeze_startup_heap()
-        assert frozen == gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()  # give the test process its heap back
+    frozen = freeze_startup_heap()
+    assert frozen == gc.get_freeze_count() > 0
