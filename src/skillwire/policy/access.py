@@ -1,4 +1,4 @@
-"""The operator's base policy, the restrictive merge, and the tool-access plan.
+"""The restrictive merge of the operator's base policy with a skill, and the tool-access plan.
 
 The base policy is the operator's file; its deny lists, approvals and roots are the
 core protections. A skill can only tighten it: deny lists are unioned, allow lists
@@ -13,21 +13,13 @@ write root.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Annotated, Any, Literal
-
-from pydantic import Field, PrivateAttr
+from typing import Any
 
 from skillwire.core.issues import Severity, SkillError, SkillIssue
-from skillwire.core.location import FieldPath, SourceLocation
-from skillwire.skills._base import SkillPart
-from skillwire.skills._validation import validate_document, walk_extras
-from skillwire.skills.model import Skill
-from skillwire.skills.model_package import FilesystemPolicy, ShellPolicy, ToolAccessPlan
+from skillwire.skills import BaseApproval, BasePolicy, Skill, ToolAccessPlan, load_base_policy
+from skillwire.skills.model_package import FilesystemPolicy, ShellPolicy
 from skillwire.skills.package_rules import ACCESS_LIST_PATHS
-from skillwire.skills.source import read_document
 
 __all__ = [
     "AccessPolicy",
@@ -38,66 +30,6 @@ __all__ = [
     "load_base_policy",
     "merge_access",
 ]
-
-
-class BaseApproval(SkillPart):
-    """An approval the operator requires for a tool, whatever the skill says."""
-
-    tool: str = Field(min_length=1)
-    """The tool's full name."""
-    when: str | None = None
-    """When approval is needed; without it, always."""
-    approver: str = "supervisor"
-    """The approving role."""
-    reason: str = ""
-    """Why, shown to the approver."""
-
-
-class BasePolicy(SkillPart):
-    """The operator's base policy (``skillwire-base-policy/v1``)."""
-
-    schemaVersion: Literal["skillwire-base-policy/v1"] = "skillwire-base-policy/v1"  # noqa: N815
-    """Format version."""
-    deny_tools: list[str] = Field(default_factory=list)
-    """Tools that never run, in any skill."""
-    approvals: list[BaseApproval] = Field(default_factory=list)
-    """Approvals that always apply."""
-    max_calls: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
-    """Per-tool call limits per job."""
-    shell: ShellPolicy = Field(default_factory=ShellPolicy)
-    """Shell policy: the allowed prefixes are the most any skill may use."""
-    filesystem: FilesystemPolicy = Field(default_factory=FilesystemPolicy)
-    """Filesystem roots: the most any skill may use."""
-
-    _locator: Callable[[FieldPath], SourceLocation] | None = PrivateAttr(default=None)
-
-    def locate(self, path: FieldPath) -> SourceLocation:
-        """Where a field of the base policy was written (``base policy`` for the default)."""
-        if self._locator is None:
-            return SourceLocation("base policy")
-        return self._locator(path)
-
-
-def load_base_policy(path: Path) -> BasePolicy:
-    """Read the operator's base policy file (YAML or JSON); SkillError on any problem.
-
-    An unknown key is an error here, not a warning: a misspelt ``deny_tools`` would
-    silently drop a core protection.
-    """
-    doc = read_document(path, str(path))
-    data = doc.data if doc.data is not None else {}
-    policy, issues = validate_document(BasePolicy, data, doc)
-    if policy is None:
-        raise SkillError(issues)
-    unknown = [
-        SkillIssue(Severity.ERROR, i.message, i.location, i.path, code=i.code, hint=i.hint)
-        for i in walk_extras(policy, doc)
-        if i.severity is Severity.WARNING
-    ]
-    if unknown:
-        raise SkillError(unknown)
-    policy._locator = doc.locate
-    return policy
 
 
 @dataclass

@@ -4,6 +4,7 @@ Load skills with :func:`load_paths` (many, with a report; never raises for a bad
 skill) or :func:`load_skill` (exactly one; raises :class:`~skillwire.core.SkillError`).
 """
 
+from skillwire.skills.base_policy import BaseApproval, BasePolicy, load_base_policy
 from skillwire.skills.loading import LoadResult, discover, load_paths, load_skill
 from skillwire.skills.model import (
     DomainFile,
@@ -15,6 +16,7 @@ from skillwire.skills.model import (
     SkillManifest,
 )
 from skillwire.skills.model_fields import Entity, FieldSpec, Intent, Intents, OutOfDomain
+from skillwire.skills.model_package import ToolAccessPlan
 from skillwire.skills.model_policy import (
     Approval,
     Guardrails,
@@ -28,6 +30,8 @@ from skillwire.skills.report import LoadReport, SkillReport
 
 __all__ = [
     "Approval",
+    "BaseApproval",
+    "BasePolicy",
     "DomainFile",
     "EngineConfig",
     "Entity",
@@ -49,11 +53,13 @@ __all__ = [
     "SkillReport",
     "StructuredRule",
     "Tool",
+    "ToolAccessPlan",
     "ToolInput",
     "ToolPolicy",
     "Workflow",
     "WorkflowStep",
     "discover",
+    "load_base_policy",
     "load_paths",
     "load_skill",
 ]
