@@ -23,10 +23,16 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator
 
 from skillwire.core.chat import ChatModel
-from skillwire.core.issues import ConflictError, ForbiddenError, NotFoundError, UsageError
+from skillwire.core.errors import (
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    UsageError,
+    VersionConflict,
+)
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
 from skillwire.core.proposal import ToolProposal
-from skillwire.core.store import JobStore, VersionConflict
+from skillwire.core.store import JobStore
 from skillwire.engine.pipeline import Pipeline, _answer_call
 from skillwire.engine.run import EngineLimits, JobRun, new_job_id, now
 from skillwire.engine.state import JobState

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
-from skillwire.core.chat import (
+from skillwire.core.errors import (
     ModelConfigError,
     ModelError,
     ModelRequestError,

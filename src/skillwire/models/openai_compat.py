@@ -20,15 +20,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from skillwire.core.chat import (
-    ChatMessage,
-    ChatRequest,
-    ChatResponse,
-    ModelConfigError,
-    ModelError,
-    ToolCall,
-    Usage,
-)
+from skillwire.core.chat import ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage
+from skillwire.core.errors import ModelConfigError, ModelError
 from skillwire.models._jsonmode import (
     ToolMode,
     finish_reply,

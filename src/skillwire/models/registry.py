@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 
 from skillwire.config import ModelConfig
-from skillwire.core.chat import ChatModel, ModelConfigError
+from skillwire.core.chat import ChatModel
+from skillwire.core.errors import ModelConfigError
 
 __all__ = ["build_model", "probe_model"]
 
