@@ -1,17 +1,65 @@
-"""Building a configured model, and telling whether it is reachable."""
+"""Building a configured model, and telling whether it is reachable.
+
+The settings come in as any object with the fields of :class:`ModelSettings`
+(``skillwire.config.ModelConfig`` is one): models import nothing of the configuration.
+"""
 
 from __future__ import annotations
 
 import os
+from typing import Literal, Protocol
 
-from skillwire.config import ModelConfig
 from skillwire.core.chat import ChatModel
 from skillwire.core.errors import ModelConfigError
 
-__all__ = ["build_model", "probe_model"]
+__all__ = ["ModelSettings", "build_model", "probe_model"]
 
 
-def build_model(config: ModelConfig) -> ChatModel:
+class ModelSettings(Protocol):
+    """What the registry reads of one configured model."""
+
+    @property
+    def backend(self) -> Literal["openai", "anthropic", "offline"]:
+        """Which backend serves it."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """The provider's model name."""
+        ...
+
+    @property
+    def base_url(self) -> str | None:
+        """The server's API root, if not the provider's."""
+        ...
+
+    @property
+    def api_key_env(self) -> str | None:
+        """The environment variable holding the key."""
+        ...
+
+    @property
+    def timeout(self) -> float:
+        """Seconds per call."""
+        ...
+
+    @property
+    def max_retries(self) -> int:
+        """Retries on 429, 5xx and timeouts."""
+        ...
+
+    @property
+    def tool_mode(self) -> Literal["native", "json"]:
+        """``json`` for servers without tool calling."""
+        ...
+
+    @property
+    def max_tokens(self) -> int | None:
+        """Largest reply."""
+        ...
+
+
+def build_model(config: ModelSettings) -> ChatModel:
     """The model ``config`` describes; the SDK is imported here, not before."""
     if config.backend == "offline":
         from skillwire.models.offline import OfflineModel
@@ -43,7 +91,7 @@ def build_model(config: ModelConfig) -> ChatModel:
     )
 
 
-async def probe_model(config: ModelConfig, *, timeout: float = 5.0) -> tuple[bool, str]:
+async def probe_model(config: ModelSettings, *, timeout: float = 5.0) -> tuple[bool, str]:
     """``(reachable, detail)``: lists the server's models; sends no prompt, spends no token."""
     if config.backend == "offline":
         return True, "embedded, no network"
