@@ -87,7 +87,10 @@ def with_runtime(
         try:
             return await work(runtime)
         finally:
-            await runtime.store.close()
+            try:
+                await runtime.aclose()
+            finally:
+                await runtime.store.close()
 
     return asyncio.run(main())
 

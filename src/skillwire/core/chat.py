@@ -123,3 +123,8 @@ class ChatModel(Protocol):
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Run one call. Raises :class:`ModelError` subclasses, never SDK exceptions."""
         ...
+
+    async def aclose(self) -> None:
+        """Release connections; the runtime calls it once when it closes. No call
+        follows it. A model that holds nothing does nothing."""
+        ...

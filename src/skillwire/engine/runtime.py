@@ -119,6 +119,13 @@ class Runtime:
         self._gates: dict[int, Gate] = {}
         self._known: dict[str, Skill] = {}
 
+    async def aclose(self) -> None:
+        """Close the models this runtime calls, each once. The store stays open: it is
+        the caller's, and several runtimes may share it."""
+        models = (self.pipeline.model, self.pipeline.finalizer.model)
+        for model in {id(m): m for m in models}.values():
+            await model.aclose()
+
     def gate_for(self, skill: Skill) -> Gate:
         """The compiled gate of ``skill`` (compiled once per skill object)."""
         gate = self._gates.get(id(skill))

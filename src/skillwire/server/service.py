@@ -381,3 +381,8 @@ class JobService:
             _, still = await asyncio.wait(pending, timeout=timeout)
             return len(still)
         return 0
+
+    async def aclose(self) -> None:
+        """Close the models of every runtime (at shutdown, once no job runs)."""
+        for _, runtime in self._runtimes.values():
+            await runtime.aclose()

@@ -317,6 +317,9 @@ class ScriptedModel:
         """The replies not used yet, in order."""
         return self._replies[self._next :]
 
+    async def aclose(self) -> None:
+        """Nothing to release (unused replies are :meth:`assert_complete`'s business)."""
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Answer ``request`` with the next reply, after ``latency`` seconds if set."""
         self.calls.append(request)
