@@ -8,6 +8,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+from functools import cache
 
 import pytest
 
@@ -35,6 +36,7 @@ PRIVATE_SIGNALS = {
 """The signals that stay beside the code that raises and catches them."""
 
 
+@cache
 def exception_classes() -> dict[str, type[BaseException]]:
     """Every exception class defined in a module of skillwire, by qualified name."""
     found: dict[str, type[BaseException]] = {}

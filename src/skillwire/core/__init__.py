@@ -43,8 +43,10 @@ from skillwire.core.errors import (
 )
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation, format_path
+from skillwire.core.redaction import REDACTED, redact, url_credentials
 
 __all__ = [
+    "REDACTED",
     "BudgetExhausted",
     "ChatMessage",
     "ChatModel",
@@ -83,4 +85,6 @@ __all__ = [
     "UsageError",
     "VersionConflict",
     "format_path",
+    "redact",
+    "url_credentials",
 ]

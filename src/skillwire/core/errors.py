@@ -13,7 +13,7 @@ Failures, each a mistake of someone in particular or a thing that went wrong::
     │   └── ConflictError          the job is not in a state that allows this, or changed
     ├── NotAuthenticated           no API key, or one not configured (the server: 401)
     ├── ServiceUnavailable         a skill's model is not usable now (the server: 503)
-    ├── ModelError                 a model call failed (its text never holds a secret)
+    ├── ModelError                 a model call failed (its text is redacted of secrets)
     │   ├── ModelConfigError       not usable as configured (no key, no SDK extra, bad URL)
     │   ├── ModelRequestError      the server refused the request (bad request, unknown model)
     │   └── ModelUnavailableError  timeouts, 429 and 5xx that outlived the retries
@@ -50,6 +50,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from skillwire.core.redaction import redact
 
 if TYPE_CHECKING:
     from skillwire.core.chat import Stage
@@ -151,7 +153,19 @@ class ServiceUnavailable(SkillwireError):  # noqa: N818 - mapped to HTTP 503
 
 
 class ModelError(SkillwireError):
-    """A model call failed."""
+    """A model call failed.
+
+    The message is redacted as the error is made (:func:`~skillwire.core.redaction.redact`):
+    a URL's password, a key the server echoed, and each of ``secrets`` (the configured
+    key) become ``[redacted]``, so no event, record or page made from it holds a secret.
+    """
+
+    def __init__(self, message: str = "", *, secrets: Iterable[str | None] = ()) -> None:
+        super().__init__(redact(message, secrets))
+
+    def __str__(self) -> str:
+        # Again for a subclass whose own __init__ passes its text past the one above.
+        return redact(super().__str__())
 
 
 class ModelConfigError(ModelError):

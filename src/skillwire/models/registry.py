@@ -11,6 +11,7 @@ from typing import Literal, Protocol
 
 from skillwire.core.chat import ChatModel
 from skillwire.core.errors import ModelConfigError
+from skillwire.core.redaction import redact, url_credentials
 
 __all__ = ["ModelSettings", "build_model", "probe_model"]
 
@@ -92,15 +93,18 @@ def build_model(config: ModelSettings) -> ChatModel:
 
 
 async def probe_model(config: ModelSettings, *, timeout: float = 5.0) -> tuple[bool, str]:
-    """``(reachable, detail)``: lists the server's models; sends no prompt, spends no token."""
+    """``(reachable, detail)``: lists the server's models; sends no prompt, spends no token.
+
+    ``detail`` is shown (``skillwire models``), so it is redacted: the URL's password and
+    the key never appear in it.
+    """
     if config.backend == "offline":
         return True, "embedded, no network"
     try:
-        build_model(config)
-    except ModelConfigError as exc:
+        model = build_model(config)
+    except ModelConfigError as exc:  # redacted already, as every ModelError is
         return False, str(exc)
-    import httpx2
-
+    await model.aclose()
     if config.backend == "openai":
         base = (
             config.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
@@ -111,6 +115,14 @@ async def probe_model(config: ModelSettings, *, timeout: float = 5.0) -> tuple[b
         base = (config.base_url or "https://api.anthropic.com").rstrip("/") + "/v1"
         key = os.environ.get(config.api_key_env or "ANTHROPIC_API_KEY", "")
         headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
+    reachable, detail = await _list_models(base, headers, timeout)
+    return reachable, redact(detail, (key, *url_credentials(base)))
+
+
+async def _list_models(base: str, headers: dict[str, str], timeout: float) -> tuple[bool, str]:
+    """``GET {base}/models``: whether it answered, and what to say about it."""
+    import httpx2
+
     try:
         async with httpx2.AsyncClient(timeout=timeout) as client:
             response = await client.get(f"{base}/models", headers=headers)
