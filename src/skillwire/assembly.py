@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillwire.config import SkillwireConfig, load_config
-from skillwire.core.chat import ChatModel, ModelConfigError
-from skillwire.core.issues import UsageError
+from skillwire.core.chat import ChatModel
+from skillwire.core.errors import ModelConfigError, UsageError
 from skillwire.engine import Runtime
 from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore

@@ -116,7 +116,7 @@ def resume(
     Exits 2 with a message when the input is refused (the job waits on, unchanged).
     """
     from skillwire.cli_jobs import guard, parse_pairs, print_job, refused_input, with_runtime
-    from skillwire.core.issues import UsageError
+    from skillwire.core.errors import UsageError
 
     def body() -> None:
         if approve and deny:
@@ -157,7 +157,7 @@ def jobs(
     from rich.table import Table
 
     from skillwire.cli_jobs import guard
-    from skillwire.core.issues import UsageError
+    from skillwire.core.errors import UsageError
     from skillwire.core.job import JobStatus
     from skillwire.store import SQLiteJobStore
 
@@ -223,7 +223,7 @@ def show(
     import asyncio
 
     from skillwire.cli_jobs import guard, print_job, render_timeline
-    from skillwire.core.issues import NotFoundError
+    from skillwire.core.errors import NotFoundError
     from skillwire.engine import JobView
     from skillwire.store import SQLiteJobStore
 
@@ -326,7 +326,7 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the HTTP API (/api, OpenAPI at /api/openapi.json) and the web page (/)."""
-    from skillwire.core.issues import SkillError, UsageError
+    from skillwire.core.errors import SkillError, UsageError
     from skillwire.server.serve import serve as run_server
 
     try:

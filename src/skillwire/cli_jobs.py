@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from skillwire.core.issues import SkillError, SkillwireError, UsageError
+from skillwire.core.errors import SkillError, SkillwireError, UsageError
 from skillwire.engine import JobView, Runtime
 from skillwire.skills.model import Skill
 
@@ -87,7 +87,10 @@ def with_runtime(
         try:
             return await work(runtime)
         finally:
-            await runtime.store.close()
+            try:
+                await runtime.aclose()
+            finally:
+                await runtime.store.close()
 
     return asyncio.run(main())
 
@@ -107,17 +110,16 @@ def guard(action: Callable[[], T]) -> T:
     role, a model that is not configured, a script file that is not a script, a job
     file written by a newer skillwire. Anything else is a bug and keeps its traceback.
     """
-    from skillwire.core.chat import ModelConfigError
-    from skillwire.testing import ScriptError
+    from skillwire.core.errors import ScriptError
 
     try:
         return action()
     except SkillError as exc:
         raise fail("the skill has errors:\n" + "\n".join(str(i) for i in exc.issues)) from None
-    except (SkillwireError, ModelConfigError) as exc:
-        raise fail(str(exc)) from None
-    except ScriptError as exc:
+    except ScriptError as exc:  # before SkillwireError, which it is too
         raise fail(f"the script does not fit this job: {exc}") from None
+    except SkillwireError as exc:
+        raise fail(str(exc)) from None
 
 
 def refused_input(job: JobView) -> str | None:

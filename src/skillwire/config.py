@@ -34,7 +34,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from skillwire.core.issues import UsageError
+from skillwire.core.errors import UsageError
 
 __all__ = [
     "ModelConfig",

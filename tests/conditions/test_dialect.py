@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from skillwire.conditions.dialect import MAX_DEPTH, MAX_TOKENS, rewrite, tokenize
-from skillwire.core.conditions import ConditionSyntaxError
+from skillwire.core.errors import ConditionSyntaxError
 
 
 def kinds(source: str) -> list[tuple[str, str]]:

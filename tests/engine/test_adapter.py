@@ -21,10 +21,11 @@ from tests.engine.helpers import (
 )
 
 from skillwire.core.chat import ChatResponse, ToolCall
+from skillwire.core.errors import ParseFailure
 from skillwire.core.job import JobStatus
 from skillwire.core.proposal import FinalAnswer, ToolProposal
 from skillwire.engine import EngineLimits
-from skillwire.engine.adapter import ModelAdapter, ParseFailure
+from skillwire.engine.adapter import ModelAdapter
 from skillwire.skills import load_skill
 
 ADAPTER = ModelAdapter()

@@ -16,7 +16,8 @@ from tests.engine.helpers import (
     skill_from,
 )
 
-from skillwire.core.chat import ChatRequest, ChatResponse, ModelUnavailableError, ToolCall, Usage
+from skillwire.core.chat import ChatRequest, ChatResponse, ToolCall, Usage
+from skillwire.core.errors import ModelUnavailableError
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import EngineLimits, Runtime
 from skillwire.skills import Skill, load_skill

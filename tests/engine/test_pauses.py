@@ -24,7 +24,7 @@ from tests.engine.helpers import (
     runtime_for,
 )
 
-from skillwire.core.issues import ConflictError, ForbiddenError, NotFoundError, UsageError
+from skillwire.core.errors import ConflictError, ForbiddenError, NotFoundError, UsageError
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.skills import load_skill
 

@@ -24,7 +24,7 @@ from tests.engine.helpers import (
     run,
 )
 
-from skillwire.core.issues import NotFoundError, UsageError
+from skillwire.core.errors import NotFoundError, UsageError
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import JobView, Runtime
 from skillwire.skills import Skill, load_skill

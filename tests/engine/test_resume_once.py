@@ -24,7 +24,7 @@ from tests.engine.helpers import (
     run,
 )
 
-from skillwire.core.issues import ConflictError
+from skillwire.core.errors import ConflictError
 from skillwire.core.job import JobRecord, JobStatus
 from skillwire.engine import JobView, Runtime
 from skillwire.skills import load_skill

@@ -21,13 +21,11 @@ from skillwire.core.chat import (
     ChatModel,
     ChatRequest,
     ChatResponse,
-    ModelConfigError,
-    ModelRequestError,
-    ModelUnavailableError,
     ToolCall,
     ToolSpec,
     Usage,
 )
+from skillwire.core.errors import ModelConfigError, ModelRequestError, ModelUnavailableError
 from skillwire.models.anthropic_backend import (
     DEFAULT_MAX_TOKENS,
     PLACEHOLDER_API_KEY,

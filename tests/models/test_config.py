@@ -10,7 +10,7 @@ from tests.conftest import EXAMPLES
 
 from skillwire.assembly import choose_models
 from skillwire.config import ModelConfig, load_config
-from skillwire.core.issues import UsageError
+from skillwire.core.errors import UsageError
 from skillwire.models.offline import OfflineModel
 from skillwire.models.registry import build_model, probe_model
 from skillwire.skills import load_skill

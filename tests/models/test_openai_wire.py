@@ -21,13 +21,15 @@ from skillwire.core.chat import (
     ChatModel,
     ChatRequest,
     ChatResponse,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from skillwire.core.errors import (
     ModelConfigError,
     ModelError,
     ModelRequestError,
     ModelUnavailableError,
-    ToolCall,
-    ToolSpec,
-    Usage,
 )
 from skillwire.models.openai_compat import PLACEHOLDER_API_KEY, OpenAICompatModel
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from skillwire.cli_app import app as cli
 from skillwire.config import load_config
-from skillwire.core.issues import UsageError
+from skillwire.core.errors import UsageError
 
 
 def test_a_user_sees_the_skills_without_their_files(client: TestClient) -> None:

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from skillwire.core.issues import SkillError, SkillIssue
+from skillwire.core.errors import SkillError
+from skillwire.core.issues import SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.skills import source
 from skillwire.skills.source import (

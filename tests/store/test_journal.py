@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tests.store.test_sqlite import call, event, make_job, run_with_store
 
-from skillwire.core.issues import UsageError
+from skillwire.core.errors import UsageError
 from skillwire.core.job import Event, ModelCallRecord
 from skillwire.store import SQLiteJobStore
 from skillwire.store.migrations import MIGRATIONS, SCHEMA_VERSION

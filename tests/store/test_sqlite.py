@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from skillwire.core.issues import UsageError
+from skillwire.core.errors import UsageError, VersionConflict
 from skillwire.core.job import (
     JOB_STATE_VERSION,
     Event,
@@ -27,7 +27,7 @@ from skillwire.core.job import (
     OutcomeClass,
     Waiting,
 )
-from skillwire.core.store import JobStore, VersionConflict
+from skillwire.core.store import JobStore
 from skillwire.store import (
     SCHEMA_VERSION,
     JobStateTooNewError,

@@ -23,9 +23,8 @@ from typing import Any
 import pytest
 from tests.store.test_sqlite import call, event, make_job
 
-from skillwire.core.issues import UsageError
+from skillwire.core.errors import UsageError, VersionConflict
 from skillwire.core.job import JobRecord, JobStatus
-from skillwire.core.store import VersionConflict
 from skillwire.store import SQLiteJobStore
 from skillwire.store.sqlite import _dumps
 

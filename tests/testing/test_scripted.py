@@ -16,12 +16,11 @@ from skillwire.core.chat import (
     ChatModel,
     ChatRequest,
     ChatResponse,
-    ModelError,
-    ModelUnavailableError,
     Stage,
     ToolCall,
     Usage,
 )
+from skillwire.core.errors import ModelError, ModelUnavailableError
 from skillwire.testing import (
     FunctionModel,
     IncompleteScriptError,

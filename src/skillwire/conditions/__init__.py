@@ -14,7 +14,8 @@ Errors (defined in :mod:`skillwire.core.conditions`)::
 
 from skillwire.conditions.cel import FUNCTIONS, RUNTIME_NAMES, CelCondition, compile_condition
 from skillwire.conditions.dialect import Rewrite, Token, rewrite, tokenize
-from skillwire.core.conditions import Condition, ConditionEvaluationError, ConditionSyntaxError
+from skillwire.core.conditions import Condition
+from skillwire.core.errors import ConditionEvaluationError, ConditionSyntaxError
 
 __all__ = [
     "FUNCTIONS",

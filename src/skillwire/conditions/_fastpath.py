@@ -43,7 +43,7 @@ from skillwire.conditions._nodes import Expr
 from skillwire.conditions._scanner import Token, tokenize
 from skillwire.conditions._values import INT_MAX, INT_MIN, GiveUp, is_text, size_of, type_of
 from skillwire.conditions.dialect import Rewrite
-from skillwire.core.conditions import ConditionSyntaxError
+from skillwire.core.errors import ConditionSyntaxError, ControlFlowSignal
 
 __all__ = ["FastPath", "compile_fast_path"]
 
@@ -58,7 +58,7 @@ _ESCAPES = {
 }  # fmt: skip
 
 
-class _Decline(Exception):  # noqa: N818 - a control-flow signal
+class _Decline(ControlFlowSignal):
     """The expression leaves the subset: it gets no fast path."""
 
 

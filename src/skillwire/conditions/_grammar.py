@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from skillwire.conditions._scanner import Token
 from skillwire.conditions.access import AccessBuilder, Match
-from skillwire.core.conditions import ConditionSyntaxError
+from skillwire.core.errors import ConditionSyntaxError
 
 __all__ = ["Grammar", "Piece", "plain_text"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from skillwire.core.conditions import ConditionSyntaxError
+from skillwire.core.errors import ConditionSyntaxError
 
 __all__ = ["Token", "TokenKind", "tokenize"]
 

@@ -30,6 +30,8 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
+from skillwire.core.errors import ControlFlowSignal
+
 __all__ = [
     "INT_MAX",
     "INT_MIN",
@@ -62,7 +64,7 @@ UNSURE: Final = Unsure()
 """CEL raises an evaluation error here, or the fast path cannot tell what it gives."""
 
 
-class GiveUp(Exception):  # noqa: N818 - a control-flow signal
+class GiveUp(ControlFlowSignal):
     """A value the fast path does not read: CEL alone decides (and may fail to convert it)."""
 
 

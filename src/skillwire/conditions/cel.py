@@ -24,7 +24,7 @@ import cel
 
 from skillwire.conditions._fastpath import compile_fast_path
 from skillwire.conditions.dialect import Rewrite, rewrite
-from skillwire.core.conditions import ConditionEvaluationError, ConditionSyntaxError
+from skillwire.core.errors import ConditionEvaluationError, ConditionSyntaxError
 
 __all__ = ["FUNCTIONS", "RUNTIME_NAMES", "CelCondition", "compile_condition"]
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from skillwire.conditions._grammar import Grammar, Piece
 from skillwire.conditions._scanner import Token, TokenKind, tokenize
 from skillwire.conditions.access import Access
-from skillwire.core.conditions import ConditionSyntaxError
+from skillwire.core.errors import ConditionSyntaxError
 
 __all__ = ["MAX_DEPTH", "MAX_TOKENS", "Rewrite", "Token", "TokenKind", "rewrite", "tokenize"]
 

@@ -1,4 +1,5 @@
-"""Types every part of skillwire shares, and the small protocols between parts.
+"""Types every part of skillwire shares, the small protocols between parts, and the one
+exception tree (drawn in :mod:`skillwire.core.errors`).
 
 Imports nothing of skillwire and no SDK, web framework or database driver.
 """
@@ -8,28 +9,45 @@ from skillwire.core.chat import (
     ChatModel,
     ChatRequest,
     ChatResponse,
-    ModelConfigError,
-    ModelError,
-    ModelRequestError,
-    ModelUnavailableError,
     ToolCall,
     ToolSpec,
     Usage,
 )
-from skillwire.core.conditions import Condition, ConditionEvaluationError, ConditionSyntaxError
-from skillwire.core.issues import (
+from skillwire.core.conditions import Condition
+from skillwire.core.errors import (
+    BudgetExhausted,
+    ConditionEvaluationError,
+    ConditionSyntaxError,
     ConflictError,
+    ControlFlowSignal,
     ForbiddenError,
+    IncompleteScriptError,
+    JobStateTooNewError,
+    ModelConfigError,
+    ModelError,
+    ModelRequestError,
+    ModelUnavailableError,
+    NotAuthenticated,
     NotFoundError,
-    Severity,
+    ParseFailure,
+    SchemaTooNewError,
+    ScriptError,
+    ScriptExhaustedError,
+    ScriptFormatError,
+    ServiceUnavailable,
     SkillError,
-    SkillIssue,
     SkillwireError,
+    StageMismatchError,
     UsageError,
+    VersionConflict,
 )
+from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation, format_path
+from skillwire.core.redaction import REDACTED, redact, url_credentials
 
 __all__ = [
+    "REDACTED",
+    "BudgetExhausted",
     "ChatMessage",
     "ChatModel",
     "ChatRequest",
@@ -38,21 +56,35 @@ __all__ = [
     "ConditionEvaluationError",
     "ConditionSyntaxError",
     "ConflictError",
+    "ControlFlowSignal",
     "FieldPath",
     "ForbiddenError",
+    "IncompleteScriptError",
+    "JobStateTooNewError",
     "ModelConfigError",
     "ModelError",
     "ModelRequestError",
     "ModelUnavailableError",
+    "NotAuthenticated",
     "NotFoundError",
+    "ParseFailure",
+    "SchemaTooNewError",
+    "ScriptError",
+    "ScriptExhaustedError",
+    "ScriptFormatError",
+    "ServiceUnavailable",
     "Severity",
     "SkillError",
     "SkillIssue",
     "SkillwireError",
     "SourceLocation",
+    "StageMismatchError",
     "ToolCall",
     "ToolSpec",
     "Usage",
     "UsageError",
+    "VersionConflict",
     "format_path",
+    "redact",
+    "url_credentials",
 ]

@@ -1,7 +1,8 @@
 """The ``ChatModel`` protocol: what the engine needs of any language model.
 
 Messages and tool definitions go in; text or tool calls, with usage, come out. This
-module imports no SDK; each backend in :mod:`skillwire.models` adapts one. Errors::
+module imports no SDK; each backend in :mod:`skillwire.models` adapts one. A call fails
+with a :class:`ModelError` (defined in :mod:`skillwire.core.errors`, re-exported here)::
 
     ModelError                  a model call failed
     ├── ModelConfigError        not usable as configured (no key, SDK extra missing, bad URL)
@@ -13,6 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from skillwire.core.errors import (  # re-exported: their home was here
+    ModelConfigError,
+    ModelError,
+    ModelRequestError,
+    ModelUnavailableError,
+)
 
 __all__ = [
     "ChatMessage",
@@ -33,22 +41,6 @@ Stage = Literal["intent", "planner", "gate", "polisher"]
 """The pipeline stage a model call serves; recorded with every call."""
 
 Role = Literal["system", "user", "assistant", "tool"]
-
-
-class ModelError(Exception):
-    """A model call failed."""
-
-
-class ModelConfigError(ModelError):
-    """The backend cannot be used as configured: no key, a missing extra, a bad URL."""
-
-
-class ModelRequestError(ModelError):
-    """The server refused the request (4xx other than 429): bad request, unknown model."""
-
-
-class ModelUnavailableError(ModelError):
-    """Timeouts, rate limits or server errors that outlived the retries."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,4 +122,9 @@ class ChatModel(Protocol):
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Run one call. Raises :class:`ModelError` subclasses, never SDK exceptions."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections; the runtime calls it once when it closes. No call
+        follows it. A model that holds nothing does nothing."""
         ...

@@ -12,25 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from skillwire.core.errors import (  # re-exported: their home was here
+    ConditionEvaluationError,
+    ConditionSyntaxError,
+)
+
 __all__ = ["Condition", "ConditionEvaluationError", "ConditionSyntaxError"]
-
-
-class ConditionSyntaxError(ValueError):
-    """A condition does not parse, or names a variable the skill does not define.
-
-    ``column`` counts from 1 within the condition text (0 when unknown); ``hint``
-    suggests what to write instead.
-    """
-
-    def __init__(self, message: str, *, column: int = 0, hint: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.column = column
-        self.hint = hint
-
-
-class ConditionEvaluationError(RuntimeError):
-    """A condition could not be evaluated (missing value, type mismatch, not a boolean)."""
 
 
 @runtime_checkable

@@ -1,23 +1,22 @@
-"""Problems found in a skill, and the exception that carries them.
+"""Problems found in a skill: ``SkillIssue``, one finding (an error or a warning).
 
-``SkillIssue`` is one finding (an error or a warning) about a skill author's file.
-``SkillError`` is raised when a skill cannot be used; it is a skill author's mistake,
-kept apart from job failures. Exception tree::
-
-    SkillwireError
-    ├── SkillError          a skill file is wrong (carries SkillIssue values)
-    └── UsageError          a caller passed something wrong (bad argument, bad request)
-        ├── NotFoundError   no such job (or skill)
-        ├── ForbiddenError  the caller's role may not do this (e.g. approve)
-        └── ConflictError   the job is not in a state that allows this, or changed meanwhile
+``SkillError`` (in :mod:`skillwire.core.errors`, re-exported here) is raised when a skill
+cannot be used and carries these findings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
+from skillwire.core.errors import (  # re-exported: their home was here
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    SkillError,
+    SkillwireError,
+    UsageError,
+)
 from skillwire.core.location import FieldPath, SourceLocation, format_path
 
 __all__ = [
@@ -30,26 +29,6 @@ __all__ = [
     "SkillwireError",
     "UsageError",
 ]
-
-
-class SkillwireError(Exception):
-    """Base of every error skillwire raises on purpose."""
-
-
-class UsageError(SkillwireError):
-    """A caller's mistake: a bad argument, an unknown job, a malformed request."""
-
-
-class NotFoundError(UsageError):
-    """No such job or skill."""
-
-
-class ForbiddenError(UsageError):
-    """The caller's role may not do this (an approval by the wrong role)."""
-
-
-class ConflictError(UsageError):
-    """The job is not in a state that allows this, or it changed meanwhile."""
 
 
 class Severity(StrEnum):
@@ -89,14 +68,3 @@ class SkillIssue:
             "column": self.location.column,
             "path": format_path(self.path) if self.path else "",
         }
-
-
-@dataclass
-class SkillError(SkillwireError):
-    """A skill cannot be used as written. ``issues`` holds every error found, not just one."""
-
-    issues: list[SkillIssue] = field(default_factory=list)
-
-    def __init__(self, issues: Iterable[SkillIssue]) -> None:
-        self.issues = list(issues)
-        super().__init__("\n".join(str(i) for i in self.issues))

@@ -11,19 +11,10 @@ import builtins
 from collections.abc import Sequence
 from typing import Protocol
 
+from skillwire.core.errors import VersionConflict  # re-exported: its home was here
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord
 
 __all__ = ["JobStore", "VersionConflict"]
-
-
-class VersionConflict(Exception):  # noqa: N818 - a signal, not a failure
-    """The job changed since it was read (another worker, or a duplicate resume)."""
-
-    def __init__(self, job_id: str, expected: int, actual: int | None) -> None:
-        super().__init__(f"job {job_id}: expected version {expected}, found {actual}")
-        self.job_id = job_id
-        self.expected = expected
-        self.actual = actual
 
 
 class JobStore(Protocol):

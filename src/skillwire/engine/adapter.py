@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from skillwire.core.chat import ChatResponse, ToolCall
+from skillwire.core.errors import ParseFailure
 from skillwire.core.proposal import FINAL_ANSWER_TOOL, FinalAnswer, Proposal, ToolProposal
 
-__all__ = ["ModelAdapter", "ParseFailure", "model_tool_name", "tool_name_from_model"]
+__all__ = ["ModelAdapter", "model_tool_name", "tool_name_from_model"]
 
 
 def model_tool_name(name: str) -> str:
@@ -23,14 +24,6 @@ def model_tool_name(name: str) -> str:
 def tool_name_from_model(name: str) -> str:
     """The tool name a model's call means."""
     return name.replace("__", ".")
-
-
-class ParseFailure(Exception):  # noqa: N818 - a signal the pipeline handles
-    """A reply that is not a usable proposal; ``errors`` say why."""
-
-    def __init__(self, errors: list[str]) -> None:
-        super().__init__("; ".join(errors))
-        self.errors = errors
 
 
 class ModelAdapter:

@@ -14,14 +14,15 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
-from skillwire.core.chat import ChatMessage, ChatModel, ModelError, ToolCall, ToolSpec
+from skillwire.core.chat import ChatMessage, ChatModel, ToolCall, ToolSpec
+from skillwire.core.errors import BudgetExhausted, ModelError, ParseFailure
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.core.plainjson import plain_dumps
 from skillwire.core.proposal import DoNothing, FinalAnswer, Proposal, ToolProposal
-from skillwire.engine.adapter import ModelAdapter, ParseFailure, model_tool_name
+from skillwire.engine.adapter import ModelAdapter, model_tool_name
 from skillwire.engine.finalization import FinalizationGate, ReplyPolisher
 from skillwire.engine.prompts import intent_request, planner_request, tool_specs
-from skillwire.engine.run import BudgetExhausted, JobRun
+from skillwire.engine.run import JobRun
 from skillwire.policy.arguments import FieldCheck
 from skillwire.policy.call import args_key
 from skillwire.policy.decisions import Allow, Block, Decision, NeedInput

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from skillwire.core.chat import ChatModel, ChatRequest, ChatResponse, ModelError
+from skillwire.core.chat import ChatModel, ChatRequest, ChatResponse
+from skillwire.core.errors import BudgetExhausted, ModelError
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass, Waiting
 from skillwire.core.store import JobStore
 from skillwire.engine.state import JobState
@@ -36,7 +37,7 @@ from skillwire.engine.turns import Turn
 from skillwire.policy.gate import Gate
 from skillwire.skills.model import Skill
 
-__all__ = ["BudgetExhausted", "EngineLimits", "JobRun", "now"]
+__all__ = ["EngineLimits", "JobRun", "now"]
 
 
 _second: tuple[int, str] = (-1, "")
@@ -81,10 +82,6 @@ class EngineLimits:
     max_iterations: int = 12
     max_model_calls: int = 30
     max_parse_retries: int = 2
-
-
-class BudgetExhausted(Exception):  # noqa: N818 - a control-flow signal
-    """A job ran out of iterations or model calls."""
 
 
 @dataclass

@@ -23,10 +23,16 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator
 
 from skillwire.core.chat import ChatModel
-from skillwire.core.issues import ConflictError, ForbiddenError, NotFoundError, UsageError
+from skillwire.core.errors import (
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    UsageError,
+    VersionConflict,
+)
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
 from skillwire.core.proposal import ToolProposal
-from skillwire.core.store import JobStore, VersionConflict
+from skillwire.core.store import JobStore
 from skillwire.engine.pipeline import Pipeline, _answer_call
 from skillwire.engine.run import EngineLimits, JobRun, new_job_id, now
 from skillwire.engine.state import JobState
@@ -112,6 +118,13 @@ class Runtime:
         self._resolve = skills
         self._gates: dict[int, Gate] = {}
         self._known: dict[str, Skill] = {}
+
+    async def aclose(self) -> None:
+        """Close the models this runtime calls, each once. The store stays open: it is
+        the caller's, and several runtimes may share it."""
+        models = (self.pipeline.model, self.pipeline.finalizer.model)
+        for model in {id(m): m for m in models}.values():
+            await model.aclose()
 
     def gate_for(self, skill: Skill) -> Gate:
         """The compiled gate of ``skill`` (compiled once per skill object)."""

@@ -5,6 +5,6 @@
 """
 
 from skillwire.models.offline import OfflineModel
-from skillwire.models.registry import build_model, probe_model
+from skillwire.models.registry import ModelSettings, build_model, probe_model
 
-__all__ = ["OfflineModel", "build_model", "probe_model"]
+__all__ = ["ModelSettings", "OfflineModel", "build_model", "probe_model"]

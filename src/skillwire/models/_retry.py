@@ -15,12 +15,12 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
-from skillwire.core.chat import (
+from skillwire.core.errors import (
     ModelConfigError,
     ModelError,
     ModelRequestError,
@@ -118,24 +118,30 @@ def status_failure(
     label: str,
     model: str,
     key_hint: str,
+    secrets: Sequence[str] = (),
 ) -> ModelError | Transient:
     """Map an HTTP error status to a :class:`Transient` or the error to raise.
 
-    ``label`` names the backend in messages; ``key_hint`` says where the key comes from.
+    ``label`` names the backend in messages; ``key_hint`` says where the key comes from;
+    ``secrets`` are redacted from the message (the server's ``detail`` may echo them).
     """
     if status >= 500 or status in RETRYABLE_STATUSES:
         return Transient(f"HTTP {status}: {detail}", parse_retry_after(headers))
     if status in (401, 403):
         return ModelConfigError(
             f"{label}: the server refused the credentials (HTTP {status}: {detail}); "
-            f"check the API key ({key_hint})"
+            f"check the API key ({key_hint})",
+            secrets=secrets,
         )
     if status == 404:
         return ModelRequestError(
             f"{label}: unknown model {model!r} (HTTP 404: {detail}); "
-            "check the model name and the base URL"
+            "check the model name and the base URL",
+            secrets=secrets,
         )
-    return ModelRequestError(f"{label}: the server rejected the request (HTTP {status}): {detail}")
+    return ModelRequestError(
+        f"{label}: the server rejected the request (HTTP {status}): {detail}", secrets=secrets
+    )
 
 
 async def call_with_retries(
@@ -145,13 +151,14 @@ async def call_with_retries(
     policy: RetryPolicy,
     sleep: Sleep,
     label: str,
+    secrets: Sequence[str] = (),
     draw: Callable[[], float] = random.random,
 ) -> T:
     """Run ``call`` until it succeeds, fails for good, or runs out of retries.
 
     ``classify`` maps an exception ``call`` raised to a :class:`Transient` (retry), a
     :class:`ModelError` (raise it now), or None for an exception that is not the SDK's
-    (a bug: re-raised unchanged).
+    (a bug: re-raised unchanged). ``secrets`` are redacted from the errors made here.
     """
     attempts = policy.max_retries + 1
     last: Transient | None = None
@@ -167,14 +174,18 @@ async def call_with_retries(
             last = outcome
             if attempt + 1 >= attempts:
                 raise ModelUnavailableError(
-                    f"{label}: {outcome.reason}; gave up after {attempts} attempt(s)"
+                    f"{label}: {outcome.reason}; gave up after {attempts} attempt(s)",
+                    secrets=secrets,
                 ) from exc
             wait = policy.delay(attempt, outcome.retry_after, draw())
             if wait is None:
                 raise ModelUnavailableError(
                     f"{label}: {outcome.reason}; the server asked to retry after "
                     f"{outcome.retry_after:.0f}s, longer than the "
-                    f"{policy.max_retry_after:.0f}s skillwire waits"
+                    f"{policy.max_retry_after:.0f}s skillwire waits",
+                    secrets=secrets,
                 ) from exc
         await sleep(wait)
-    raise ModelUnavailableError(f"{label}: {last.reason if last else 'no attempt made'}")
+    raise ModelUnavailableError(
+        f"{label}: {last.reason if last else 'no attempt made'}", secrets=secrets
+    )

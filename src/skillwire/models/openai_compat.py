@@ -20,15 +20,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from skillwire.core.chat import (
-    ChatMessage,
-    ChatRequest,
-    ChatResponse,
-    ModelConfigError,
-    ModelError,
-    ToolCall,
-    Usage,
-)
+from skillwire.core.chat import ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage
+from skillwire.core.errors import ModelConfigError, ModelError
+from skillwire.core.redaction import url_credentials
 from skillwire.models._jsonmode import (
     ToolMode,
     finish_reply,
@@ -109,8 +103,12 @@ class OpenAICompatModel:
             raise ModelConfigError("openai: max_retries must be >= 0 and timeout > 0")
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        # Redacted from every error this model raises, wherever a message quotes them.
+        self._secrets = tuple(s for s in (api_key, *url_credentials(base_url)) if s)
         if base_url is not None and urlsplit(base_url).scheme not in ("http", "https"):
-            raise ModelConfigError(f"openai: base_url must be an http(s) URL, not {base_url!r}")
+            raise ModelConfigError(
+                f"openai: base_url must be an http(s) URL, not {base_url!r}", secrets=self._secrets
+            )
         if api_key is None:
             if base_url is None:
                 raise ModelConfigError(
@@ -139,7 +137,9 @@ class OpenAICompatModel:
                 http_client=http_client,
             )
         except (openai.OpenAIError, ValueError) as exc:
-            raise ModelConfigError(f"openai: cannot make a client: {exc}") from exc
+            raise ModelConfigError(
+                f"openai: cannot make a client: {exc}", secrets=self._secrets
+            ) from exc
 
     @property
     def name(self) -> str:
@@ -184,14 +184,20 @@ class OpenAICompatModel:
             )
 
         completion = await call_with_retries(
-            attempt, self._classify, policy=self._policy, sleep=self._sleep, label=self.name
+            attempt,
+            self._classify,
+            policy=self._policy,
+            sleep=self._sleep,
+            label=self.name,
+            secrets=self._secrets,
         )
         try:
             return self._read(completion, request)
         except (AttributeError, TypeError, ValueError) as exc:
             raise ModelError(
                 f"{self.name}: the server's reply is not a chat completion ({exc}); "
-                "does base_url point at the API root?"
+                "does base_url point at the API root?",
+                secrets=self._secrets,
             ) from exc
 
     def _read(self, completion: ChatCompletion, request: ChatRequest) -> ChatResponse:
@@ -231,9 +237,10 @@ class OpenAICompatModel:
                 label=self.name,
                 model=self._model,
                 key_hint=_KEY_HINT,
+                secrets=self._secrets,
             )
         if isinstance(exc, openai.OpenAIError):
-            return ModelError(f"{self.name}: {exc}")
+            return ModelError(f"{self.name}: {exc}", secrets=self._secrets)
         return None
 
 

@@ -1,16 +1,66 @@
-"""Building a configured model, and telling whether it is reachable."""
+"""Building a configured model, and telling whether it is reachable.
+
+The settings come in as any object with the fields of :class:`ModelSettings`
+(``skillwire.config.ModelConfig`` is one): models import nothing of the configuration.
+"""
 
 from __future__ import annotations
 
 import os
+from typing import Literal, Protocol
 
-from skillwire.config import ModelConfig
-from skillwire.core.chat import ChatModel, ModelConfigError
+from skillwire.core.chat import ChatModel
+from skillwire.core.errors import ModelConfigError
+from skillwire.core.redaction import redact, url_credentials
 
-__all__ = ["build_model", "probe_model"]
+__all__ = ["ModelSettings", "build_model", "probe_model"]
 
 
-def build_model(config: ModelConfig) -> ChatModel:
+class ModelSettings(Protocol):
+    """What the registry reads of one configured model."""
+
+    @property
+    def backend(self) -> Literal["openai", "anthropic", "offline"]:
+        """Which backend serves it."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """The provider's model name."""
+        ...
+
+    @property
+    def base_url(self) -> str | None:
+        """The server's API root, if not the provider's."""
+        ...
+
+    @property
+    def api_key_env(self) -> str | None:
+        """The environment variable holding the key."""
+        ...
+
+    @property
+    def timeout(self) -> float:
+        """Seconds per call."""
+        ...
+
+    @property
+    def max_retries(self) -> int:
+        """Retries on 429, 5xx and timeouts."""
+        ...
+
+    @property
+    def tool_mode(self) -> Literal["native", "json"]:
+        """``json`` for servers without tool calling."""
+        ...
+
+    @property
+    def max_tokens(self) -> int | None:
+        """Largest reply."""
+        ...
+
+
+def build_model(config: ModelSettings) -> ChatModel:
     """The model ``config`` describes; the SDK is imported here, not before."""
     if config.backend == "offline":
         from skillwire.models.offline import OfflineModel
@@ -42,16 +92,19 @@ def build_model(config: ModelConfig) -> ChatModel:
     )
 
 
-async def probe_model(config: ModelConfig, *, timeout: float = 5.0) -> tuple[bool, str]:
-    """``(reachable, detail)``: lists the server's models; sends no prompt, spends no token."""
+async def probe_model(config: ModelSettings, *, timeout: float = 5.0) -> tuple[bool, str]:
+    """``(reachable, detail)``: lists the server's models; sends no prompt, spends no token.
+
+    ``detail`` is shown (``skillwire models``), so it is redacted: the URL's password and
+    the key never appear in it.
+    """
     if config.backend == "offline":
         return True, "embedded, no network"
     try:
-        build_model(config)
-    except ModelConfigError as exc:
+        model = build_model(config)
+    except ModelConfigError as exc:  # redacted already, as every ModelError is
         return False, str(exc)
-    import httpx2
-
+    await model.aclose()
     if config.backend == "openai":
         base = (
             config.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
@@ -62,6 +115,14 @@ async def probe_model(config: ModelConfig, *, timeout: float = 5.0) -> tuple[boo
         base = (config.base_url or "https://api.anthropic.com").rstrip("/") + "/v1"
         key = os.environ.get(config.api_key_env or "ANTHROPIC_API_KEY", "")
         headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
+    reachable, detail = await _list_models(base, headers, timeout)
+    return reachable, redact(detail, (key, *url_credentials(base)))
+
+
+async def _list_models(base: str, headers: dict[str, str], timeout: float) -> tuple[bool, str]:
+    """``GET {base}/models``: whether it answered, and what to say about it."""
+    import httpx2
+
     try:
         async with httpx2.AsyncClient(timeout=timeout) as client:
             response = await client.get(f"{base}/models", headers=headers)

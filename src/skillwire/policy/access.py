@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillwire.core.issues import Severity, SkillError, SkillIssue
+from skillwire.core.errors import SkillError
+from skillwire.core.issues import Severity, SkillIssue
 from skillwire.skills import BaseApproval, BasePolicy, Skill, ToolAccessPlan, load_base_policy
 from skillwire.skills.model_package import FilesystemPolicy, ShellPolicy
 from skillwire.skills.package_rules import ACCESS_LIST_PATHS

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillwire.core.conditions import ConditionEvaluationError
+from skillwire.core.errors import ConditionEvaluationError
 from skillwire.policy.arguments import same_value
 
 __all__ = ["ApprovalGrant", "GateCall", "ToolRun", "args_key", "same_args"]

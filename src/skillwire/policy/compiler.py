@@ -18,7 +18,8 @@ from enum import StrEnum
 from pathlib import Path
 
 from skillwire.conditions import compile_condition
-from skillwire.core.conditions import Condition, ConditionSyntaxError
+from skillwire.core.conditions import Condition
+from skillwire.core.errors import ConditionSyntaxError
 from skillwire.core.location import FieldPath, SourceLocation, format_path
 from skillwire.policy.decisions import ReasonCode
 from skillwire.policy.sentences import read_sentence

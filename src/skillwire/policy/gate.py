@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from skillwire.conditions import compile_condition
-from skillwire.core.conditions import ConditionSyntaxError
-from skillwire.core.issues import Severity, SkillError, SkillIssue
+from skillwire.core.errors import ConditionSyntaxError, SkillError
+from skillwire.core.issues import Severity, SkillIssue
 from skillwire.policy.access import AccessPolicy, BasePolicy, merge_access
 from skillwire.policy.call import ApprovalGrant, GateCall, ToolRun
 from skillwire.policy.compiler import (

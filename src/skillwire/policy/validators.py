@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from skillwire.core.conditions import ConditionEvaluationError
+from skillwire.core.errors import ConditionEvaluationError
 from skillwire.policy.arguments import same_value
 from skillwire.policy.call import GateCall
 from skillwire.policy.compiler import CompiledRule, RuleKind

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from skillwire.core.conditions import ConditionEvaluationError
+from skillwire.core.errors import ConditionEvaluationError
 from skillwire.policy.call import GateCall, same_args
 from skillwire.policy.compiler import RuleKind
 from skillwire.policy.decisions import Reason, ReasonCode

@@ -137,6 +137,8 @@ def create_app(settings: ServerSettings) -> FastAPI:
             still = await service.drain(timeout=5.0)
             if still:
                 log.warning("%s jobs still running at shutdown: recovered at next start", still)
+            else:  # no job is left to call a model (one still running would fail on it)
+                await service.aclose()
             await store.close()
 
     app = FastAPI(

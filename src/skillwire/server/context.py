@@ -14,6 +14,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.templating import Jinja2Templates
 
+from skillwire.core.errors import NotAuthenticated
 from skillwire.core.store import JobStore
 from skillwire.server.auth import COOKIE_NAME, KeyRing, Principal
 from skillwire.server.service import JobService
@@ -46,10 +47,6 @@ class ServerContext:
     closing: bool = False
     background: set[asyncio.Task[Any]] = field(default_factory=set)
     """Server tasks to keep referenced (the recovery at start)."""
-
-
-class NotAuthenticated(Exception):  # noqa: N818 - mapped to 401 (API) or the login page
-    """No key, or a key that is not configured."""
 
 
 def context_of(request: Request) -> ServerContext:

@@ -29,16 +29,17 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 
-from skillwire.core.issues import (
+from skillwire.core.errors import (
     ConflictError,
     ForbiddenError,
+    NotAuthenticated,
     NotFoundError,
+    ServiceUnavailable,
     SkillError,
     UsageError,
 )
-from skillwire.server.context import NotAuthenticated, context_of
+from skillwire.server.context import context_of
 from skillwire.server.payloads import ErrorOut
-from skillwire.server.service import ServiceUnavailable
 
 __all__ = ["allowed_methods", "error_responses", "install_error_handlers", "known_query"]
 

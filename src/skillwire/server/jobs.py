@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
-from skillwire.core.issues import UsageError
+from skillwire.core.errors import UsageError
 from skillwire.core.job import JobRecord, JobStatus
 from skillwire.engine import JobView
 from skillwire.server.context import ApiPrincipal, context_of

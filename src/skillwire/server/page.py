@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from skillwire.core.issues import ForbiddenError, UsageError
+from skillwire.core.errors import ForbiddenError, UsageError
 from skillwire.core.job import JobStatus
 from skillwire.server.auth import COOKIE_NAME, Principal
 from skillwire.server.context import PagePrincipal, context_of

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from skillwire.core.issues import NotFoundError, UsageError
+from skillwire.core.errors import NotFoundError, UsageError
 from skillwire.core.job import JobRecord
 from skillwire.engine import JobView
 from skillwire.server.auth import Principal

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from skillwire.config import SkillwireConfig
-from skillwire.core.issues import UsageError
+from skillwire.core.errors import UsageError
 
 __all__ = ["default_skill_paths", "running", "serve"]
 

@@ -27,7 +27,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from skillwire.assembly import ModelChoice
-from skillwire.core.issues import ConflictError, ForbiddenError, NotFoundError, UsageError
+from skillwire.core.errors import (
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    ServiceUnavailable,
+    UsageError,
+)
 from skillwire.core.job import Event, JobRecord, JobStatus, OutcomeClass
 from skillwire.core.store import JobStore
 from skillwire.engine import JobView, Runtime
@@ -47,10 +53,6 @@ INBOX_SCAN_LIMIT = 5000
 """At most this many paused jobs are read to build an approvals inbox."""
 
 _DECISION_KINDS = frozenset({"approval_granted", "approval_denied"})
-
-
-class ServiceUnavailable(Exception):  # noqa: N818 - mapped to HTTP 503
-    """The server cannot run a skill's jobs now (its model is not usable)."""
 
 
 @dataclass
@@ -379,3 +381,8 @@ class JobService:
             _, still = await asyncio.wait(pending, timeout=timeout)
             return len(still)
         return 0
+
+    async def aclose(self) -> None:
+        """Close the models of every runtime (at shutdown, once no job runs)."""
+        for _, runtime in self._runtimes.values():
+            await runtime.aclose()

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from skillwire.core.issues import NotFoundError
+from skillwire.core.errors import NotFoundError
 from skillwire.skills import LoadReport, Skill, load_paths
 
 __all__ = ["ReloadOutcome", "SkillBook"]

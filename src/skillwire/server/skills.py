@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request
 
+from skillwire.core.errors import ServiceUnavailable
 from skillwire.server.context import ApiPrincipal, context_of
 from skillwire.server.errors import error_responses, known_query
 from skillwire.server.payloads import ReloadOut, SkillIntentOut, SkillListOut, SkillOut
-from skillwire.server.service import JobService, ServiceUnavailable
+from skillwire.server.service import JobService
 from skillwire.skills import Skill
 
 __all__ = ["router", "skill_out"]

@@ -18,7 +18,8 @@ from ruamel.yaml.comments import TaggedScalar
 from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.scalarbool import ScalarBoolean
 
-from skillwire.core.issues import SkillError, SkillIssue
+from skillwire.core.errors import ControlFlowSignal, SkillError
+from skillwire.core.issues import SkillIssue
 from skillwire.core.location import FieldPath
 from skillwire.skills._source_issues import issue, too_deep_issue
 
@@ -34,7 +35,7 @@ __all__ = [
 Position = tuple[int, int]
 
 
-class RejectedNodeError(Exception):
+class RejectedNodeError(ControlFlowSignal):
     """Raised from inside ruamel's constructor for a node skillwire refuses."""
 
     def __init__(self, message: str, hint: str, mark: Any) -> None:

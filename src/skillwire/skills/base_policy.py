@@ -14,7 +14,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, PrivateAttr
 
-from skillwire.core.issues import Severity, SkillError, SkillIssue
+from skillwire.core.errors import SkillError
+from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.skills._base import SkillPart
 from skillwire.skills._validation import validate_document, walk_extras

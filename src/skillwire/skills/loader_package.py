@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from skillwire.core.issues import Severity, SkillError, SkillIssue
+from skillwire.core.errors import SkillError
+from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.skills._validation import validate_document, walk_extras
 from skillwire.skills.loader_single import build_skill

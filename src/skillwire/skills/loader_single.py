@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from skillwire.core.issues import Severity, SkillError, SkillIssue
+from skillwire.core.errors import SkillError
+from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import SourceLocation
 from skillwire.skills._validation import validate_document, walk_extras
 from skillwire.skills.model import DomainFile, Skill

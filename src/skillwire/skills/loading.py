@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillwire.core.issues import Severity, SkillError, SkillIssue, UsageError
+from skillwire.core.errors import SkillError, UsageError
+from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import SourceLocation
 from skillwire.skills.loader_package import is_package_manifest, load_package
 from skillwire.skills.loader_single import load_single_file

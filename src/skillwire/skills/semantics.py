@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from skillwire.conditions import RUNTIME_NAMES, compile_condition
-from skillwire.core.conditions import Condition, ConditionSyntaxError
+from skillwire.core.conditions import Condition
+from skillwire.core.errors import ConditionSyntaxError
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.skills._schema_check import schema_problem

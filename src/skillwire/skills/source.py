@@ -34,7 +34,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.reader import ReaderError
 
-from skillwire.core.issues import SkillError, SkillIssue
+from skillwire.core.errors import ControlFlowSignal, SkillError
+from skillwire.core.issues import SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.skills._json_positions import JsonPositions, LineIndex, scan_json
 from skillwire.skills._source_issues import (
@@ -165,11 +166,11 @@ def _decode(raw: bytes, name: str) -> str:
 # ---------------------------------------------------------------- JSON
 
 
-class _DuplicateKeyError(Exception):
+class _DuplicateKeyError(ControlFlowSignal):
     pass
 
 
-class _NonFiniteConstantError(Exception):
+class _NonFiniteConstantError(ControlFlowSignal):
     pass
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from skillwire.core.issues import SkillwireError
+from skillwire.core.errors import SchemaTooNewError
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SchemaTooNewError", "migrate", "schema_version"]
 
@@ -26,18 +26,6 @@ Migration = Callable[[sqlite3.Connection], None]
 
 MIGRATIONS: list[Migration] = []
 """Every migration, oldest first."""
-
-
-class SchemaTooNewError(SkillwireError):
-    """The database was written by a newer skillwire than this one."""
-
-    def __init__(self, where: str, found: int, known: int) -> None:
-        super().__init__(
-            f"{where}: database schema version {found} is newer than this skillwire "
-            f"knows (version {known}); upgrade skillwire to open it"
-        )
-        self.found = found
-        self.known = known
 
 
 def migration(fn: Migration) -> Migration:

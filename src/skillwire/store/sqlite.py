@@ -62,7 +62,7 @@ from typing import Any, Literal, TypeVar
 
 import orjson
 
-from skillwire.core.issues import SkillwireError, UsageError
+from skillwire.core.errors import JobStateTooNewError, UsageError, VersionConflict
 from skillwire.core.job import (
     JOB_STATE_VERSION,
     Event,
@@ -73,7 +73,6 @@ from skillwire.core.job import (
     Waiting,
 )
 from skillwire.core.plainjson import plain_dumps
-from skillwire.core.store import VersionConflict
 from skillwire.store.migrations import migrate
 
 __all__ = ["JobStateTooNewError", "SQLiteJobStore"]
@@ -97,18 +96,6 @@ _CHECKPOINT_FIRST = 100
 _WAL_MAX_PAGES = 4 * _CHECKPOINT_PAGES
 """Past this, a checkpoint holds the writers off until the WAL can start over."""
 _BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-
-
-class JobStateTooNewError(SkillwireError):
-    """A stored job's ``state_version`` is newer than this code's ``JOB_STATE_VERSION``."""
-
-    def __init__(self, job_id: str, found: int) -> None:
-        super().__init__(
-            f"job {job_id}: state version {found} is newer than this skillwire knows "
-            f"(version {JOB_STATE_VERSION}); upgrade skillwire to read it"
-        )
-        self.job_id = job_id
-        self.found = found
 
 
 class SQLiteJobStore:

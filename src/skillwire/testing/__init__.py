@@ -5,17 +5,15 @@ that each call is for the stage the script expects; :class:`FunctionModel` answe
 function the test writes. See ``docs/testing.md``.
 """
 
-from skillwire.testing.function import ChatFunction, FunctionModel
-from skillwire.testing.scripted import (
+from skillwire.core.errors import (
     IncompleteScriptError,
-    ScriptedModel,
-    ScriptedReply,
     ScriptError,
     ScriptExhaustedError,
-    ScriptFormat,
     ScriptFormatError,
     StageMismatchError,
 )
+from skillwire.testing.function import ChatFunction, FunctionModel
+from skillwire.testing.scripted import ScriptedModel, ScriptedReply, ScriptFormat
 
 __all__ = [
     "ChatFunction",

@@ -57,5 +57,8 @@ class FunctionModel:
             raise TypeError(f"{self._name} returned {type(result).__name__}, not a ChatResponse")
         return result if result.model else replace(result, model=self._name)
 
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
     def __repr__(self) -> str:
         return f"<FunctionModel {self._name} {len(self.calls)} calls>"

@@ -5,7 +5,7 @@ A script is a list of replies, each naming the stage it answers (``intent``, ``p
 JSON text) or ``tool_call`` / ``tool_calls``. It is read from YAML or JSON (a list of
 replies, or ``{replies: [...]}``), or given inline. Every mistake is a test failure::
 
-    ScriptError (AssertionError)
+    ScriptError (AssertionError; defined in skillwire.core.errors)
     ├── ScriptFormatError      the script itself is malformed (raised when it is loaded)
     ├── StageMismatchError     a call's stage differs from the stage of the next reply
     ├── ScriptExhaustedError   a call came after the last reply was used
@@ -33,6 +33,13 @@ from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 
 from skillwire.core.chat import ChatRequest, ChatResponse, Stage, ToolCall, Usage
+from skillwire.core.errors import (
+    IncompleteScriptError,
+    ScriptError,
+    ScriptExhaustedError,
+    ScriptFormatError,
+    StageMismatchError,
+)
 
 __all__ = [
     "IncompleteScriptError",
@@ -55,61 +62,6 @@ _TOOL_CALL_KEYS = frozenset({"name", "arguments", "id"})
 _USAGE_KEYS = frozenset({"input_tokens", "output_tokens"})
 _Fail = Callable[[str], "ScriptFormatError"]
 _SUFFIXES: dict[str, ScriptFormat] = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}
-
-
-class ScriptError(AssertionError):
-    """A scripted model was used other than its script says.
-
-    ``index`` is the reply concerned (0-based, as in ``replies[2]``), ``file`` the script's
-    path when it came from a file, ``line`` the reply's line (1-based, 0 when unknown).
-    """
-
-    def __init__(
-        self,
-        detail: str,
-        *,
-        index: int | None = None,
-        file: str | None = None,
-        line: int = 0,
-        expected: Stage | None = None,
-        called: Stage | None = None,
-    ) -> None:
-        self.detail = detail
-        self.index = index
-        self.file = file
-        self.line = line
-        self.expected = expected
-        """The stage the script has next (None when there is no reply left)."""
-        self.called = called
-        """The stage the call asked for."""
-        super().__init__(_located(detail, index=index, file=file, line=line))
-
-
-class ScriptFormatError(ScriptError):
-    """The script is malformed: not a list of replies, or a reply that is not valid."""
-
-
-class StageMismatchError(ScriptError):
-    """A call asked for one stage while the next reply answers another."""
-
-
-class ScriptExhaustedError(ScriptError):
-    """A call came after every reply had been used."""
-
-
-class IncompleteScriptError(ScriptError):
-    """Replies were left unused; ``unused`` lists them as ``(index, stage)``."""
-
-    def __init__(self, detail: str, *, file: str | None, unused: list[tuple[int, Stage]]) -> None:
-        super().__init__(detail, file=file)
-        self.unused = unused
-
-
-def _located(detail: str, *, index: int | None, file: str | None, line: int) -> str:
-    where = f"{file}:{line}" if file and line else (file or (f"line {line}" if line else ""))
-    reply = f"replies[{index}]" if index is not None else ""
-    prefix = ": ".join(part for part in (where, reply) if part)
-    return f"{prefix}: {detail}" if prefix else detail
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +316,9 @@ class ScriptedModel:
     def remaining(self) -> tuple[ScriptedReply, ...]:
         """The replies not used yet, in order."""
         return self._replies[self._next :]
+
+    async def aclose(self) -> None:
+        """Nothing to release (unused replies are :meth:`assert_complete`'s business)."""
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Answer ``request`` with the next reply, after ``latency`` seconds if set."""

@@ -77,6 +77,9 @@ class OfflineModel:
             return self._text(json.dumps(self._gate(request.messages[-1].content)))
         return self._text(self._polish(request.messages[-1].content))
 
+    async def aclose(self) -> None:
+        """Nothing to release: the offline model holds no connection."""
+
     def _text(self, text: str) -> ChatResponse:
         return ChatResponse(text=text, model=self.name, finish_reason="stop")
 
