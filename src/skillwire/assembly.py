@@ -14,8 +14,16 @@ from skillwire.core.issues import UsageError
 from skillwire.engine import Runtime
 from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
+from skillwire.tools import Executors
 
-__all__ = ["DEFAULT_DB", "ModelChoice", "choose_models", "default_db", "make_runtime"]
+__all__ = [
+    "DEFAULT_DB",
+    "ModelChoice",
+    "choose_models",
+    "default_db",
+    "make_executors",
+    "make_runtime",
+]
 
 DEFAULT_DB = ".skillwire/jobs.db"
 
@@ -29,6 +37,12 @@ def default_db(config: SkillwireConfig | None = None) -> Path:
     if config is not None and config.runtime.db:
         return Path(config.runtime.db)
     return Path(DEFAULT_DB)
+
+
+def make_executors(config: SkillwireConfig | None = None) -> Executors:
+    """The tool executors, with the operator's ``[tools]`` settings."""
+    tools = (config or SkillwireConfig()).tools
+    return Executors(python_modules=tools.python_modules, tool_timeout=tools.timeout)
 
 
 @dataclass
@@ -100,7 +114,13 @@ def choose_models(
     return ModelChoice(models[name], models[gate_name], notes)
 
 
-def make_runtime(db: Path, choice: ModelChoice) -> Runtime:
-    """A runtime on the SQLite store at ``db`` (created if needed)."""
+def make_runtime(db: Path, choice: ModelChoice, config: SkillwireConfig | None = None) -> Runtime:
+    """A runtime on the SQLite store at ``db`` (created if needed), its tools run as
+    ``config`` says."""
     db.parent.mkdir(parents=True, exist_ok=True)
-    return Runtime(SQLiteJobStore(db), choice.model, gate_model=choice.gate_model)
+    return Runtime(
+        SQLiteJobStore(db),
+        choice.model,
+        gate_model=choice.gate_model,
+        executors=make_executors(config),
+    )
