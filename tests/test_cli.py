@@ -195,7 +195,7 @@ def test_the_installed_command_prints_no_traceback(tmp_path: Path) -> None:
     assert "error:" in result.stderr and "Traceback" not in result.stderr
 
 
-# -- skillwire.toml in the commands ------------------------------------------------
+# -- where jobs are stored: --db, $SKILLWIRE_DB, [runtime] db, .skillwire/jobs.db -------
 
 
 @pytest.fixture
@@ -204,6 +204,92 @@ def no_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     for name in ("SKILLWIRE_DB", "SKILLWIRE_CONFIG", "SKILLWIRE_MODEL", "SKILLWIRE_GATE_MODEL"):
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
+
+
+def run_here(script: Path, *db: str | Path) -> dict[str, Any]:
+    """``skillwire run`` of the refund in the current folder, with ``--db`` if given."""
+    extra = ("--db", *db) if db else ()
+    return ok(
+        cli(
+            "run",
+            REFUND,
+            "-m",
+            "I want a refund of $750",
+            "--model",
+            f"scripted:{script}",
+            *extra,
+            "--json",
+        )
+    )
+
+
+def test_the_commands_use_runtime_db_of_skillwire_toml(
+    env: dict[str, Path], tmp_path: Path, no_env: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "skillwire.toml").write_text('[runtime]\ndb = "data/jobs.db"\n')
+    no_env.chdir(tmp_path)
+    job = run_here(env["script"])
+    configured = tmp_path / "data" / "jobs.db"
+    assert configured.is_file(), "the job went elsewhere"
+    assert not (tmp_path / ".skillwire").exists()
+    assert [j["id"] for j in ok(cli("jobs", "--json"))] == [job["id"]]
+    assert ok(cli("show", job["id"], "--json"))["id"] == job["id"]
+    resumed = ok(
+        cli(
+            "resume",
+            job["id"],
+            "--input",
+            f"order_id={ORDER}",
+            "--model",
+            f"scripted:{env['script']}",
+            "--json",
+        )
+    )
+    assert resumed["outcome_class"] == "APPROVAL_REQUIRED"
+
+
+def test_a_relative_db_is_relative_to_the_folder_of_skillwire_toml(
+    env: dict[str, Path], tmp_path: Path, no_env: pytest.MonkeyPatch
+) -> None:
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "skillwire.toml").write_text('[runtime]\ndb = "state/jobs.db"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    no_env.chdir(elsewhere)
+    no_env.setenv("SKILLWIRE_CONFIG", str(conf / "skillwire.toml"))
+    job = run_here(env["script"])
+    assert (conf / "state" / "jobs.db").is_file()
+    assert not (elsewhere / "state").exists() and not (elsewhere / ".skillwire").exists()
+    assert [j["id"] for j in ok(cli("jobs", "--json"))] == [job["id"]]
+
+
+def test_the_db_option_and_variable_win_over_the_configuration(
+    env: dict[str, Path], tmp_path: Path, no_env: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "skillwire.toml").write_text('[runtime]\ndb = "configured.db"\n')
+    no_env.chdir(tmp_path)
+    no_env.setenv("SKILLWIRE_DB", str(tmp_path / "variable.db"))
+    from_variable = run_here(env["script"])
+    from_option = run_here(env["script"], tmp_path / "option.db")
+    assert not (tmp_path / "configured.db").exists()
+    assert [j["id"] for j in ok(cli("jobs", "--json"))] == [from_variable["id"]]
+    listed = ok(cli("jobs", "--db", tmp_path / "option.db", "--json"))
+    assert [j["id"] for j in listed] == [from_option["id"]]
+
+
+def test_without_configuration_jobs_go_to_the_default_file(
+    env: dict[str, Path], tmp_path: Path, no_env: pytest.MonkeyPatch
+) -> None:
+    no_env.chdir(tmp_path)
+    run_here(env["script"])
+    assert (tmp_path / ".skillwire" / "jobs.db").is_file()
+
+
+def test_a_broken_configuration_is_a_message(tmp_path: Path, no_env: pytest.MonkeyPatch) -> None:
+    (tmp_path / "skillwire.toml").write_text("[runtime]\ndb = 7\n")
+    no_env.chdir(tmp_path)
+    user_error(cli("jobs"), "runtime.db")
 
 
 # -- skillwire check: where python tools may come from ---------------------------------

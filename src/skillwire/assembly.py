@@ -29,13 +29,17 @@ DEFAULT_DB = ".skillwire/jobs.db"
 
 
 def default_db(config: SkillwireConfig | None = None) -> Path:
-    """``$SKILLWIRE_DB``, else the configuration's ``runtime.db``, else ``.skillwire/jobs.db``."""
+    """``$SKILLWIRE_DB``, else the configuration's ``runtime.db`` (a relative path is
+    relative to the configuration file's folder), else ``.skillwire/jobs.db``."""
     import os
 
     if os.environ.get("SKILLWIRE_DB"):
         return Path(os.environ["SKILLWIRE_DB"])
     if config is not None and config.runtime.db:
-        return Path(config.runtime.db)
+        db = Path(config.runtime.db).expanduser()
+        if not db.is_absolute() and config.source:
+            db = Path(config.source).parent / db
+        return db
     return Path(DEFAULT_DB)
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 if TYPE_CHECKING:
+    from skillwire.config import SkillwireConfig
     from skillwire.skills import LoadResult
 
 app = typer.Typer(
@@ -98,7 +99,11 @@ def _check_python_tools(result: LoadResult, modules: Sequence[str]) -> None:
 
 DbOption = Annotated[
     Path | None,
-    typer.Option("--db", help="SQLite file (default $SKILLWIRE_DB or .skillwire/jobs.db)."),
+    typer.Option(
+        "--db",
+        help="SQLite file (default $SKILLWIRE_DB, else runtime.db of skillwire.toml, "
+        "else .skillwire/jobs.db).",
+    ),
 ]
 ModelOption = Annotated[
     str | None,
@@ -107,10 +112,14 @@ ModelOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the job as JSON.")]
 
 
-def _db(db: Path | None) -> Path:
+def _db(db: Path | None, config: SkillwireConfig | None = None) -> Path:
+    """``--db``, else where the configuration (read now unless given) puts jobs."""
     from skillwire.assembly import default_db
+    from skillwire.config import load_config
 
-    return db or default_db()
+    if db is not None:
+        return db
+    return default_db(config or load_config())
 
 
 @app.command()
@@ -134,7 +143,7 @@ def run(
         loaded = load_skill(skill)
         ctx = parse_pairs(context or [], "--context")
         job = with_runtime(
-            _db(db),
+            _db(db, config),
             model,
             None,
             lambda rt: rt.start(loaded, message, context=ctx),
@@ -180,7 +189,7 @@ def resume(
         )
         config = load_config()
         job = with_runtime(
-            _db(db),
+            _db(db, config),
             model,
             job_id,
             lambda rt: rt.resume(job_id, input=values, approval=decision, role=as_role),

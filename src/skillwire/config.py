@@ -3,7 +3,7 @@
     [runtime]
     model = "local"            # the default model name ("offline" when unset)
     gate_model = "offline"     # the finalization gate's model (default: the same)
-    db = ".skillwire/jobs.db"
+    db = ".skillwire/jobs.db"  # a relative path is relative to this file's folder
 
     [tools]
     python_modules = ["mycompany.tools"]  # modules python tools may name (and submodules)
@@ -84,7 +84,8 @@ class RuntimeConfig(BaseModel):
     gate_model: str | None = None
     """The finalization gate's model (default: the same as ``model``)."""
     db: str | None = None
-    """The SQLite file for jobs."""
+    """The SQLite file for jobs; a relative path is relative to the folder of the
+    configuration file (``$SKILLWIRE_DB`` and ``--db`` win over it)."""
     base_policy: str | None = None
     """The operator's base policy file."""
 
