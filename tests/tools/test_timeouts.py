@@ -28,7 +28,13 @@ from skillwire.engine import Runtime
 from skillwire.skills import Tool
 from skillwire.store import SQLiteJobStore
 from skillwire.testing import ScriptedModel
-from skillwire.tools import DEFAULT_TOOL_TIMEOUT, Executors, PythonCallableExecutor
+from skillwire.tools import (
+    DEFAULT_TOOL_TIMEOUT,
+    Executors,
+    PythonCallableExecutor,
+    ToolThreads,
+    ToolTimeoutError,
+)
 from skillwire.tools.python_callable import resolve_callable
 
 BOUND = 20.0
@@ -40,7 +46,12 @@ import threading
 
 GATE = threading.Event()      # set at teardown only: frees the threads stuck on it
 STARTED = threading.Event()
+STARTS = {}
 RAN = []
+
+
+def started(order_id):
+    return STARTS.setdefault(order_id, threading.Event())
 
 
 async def never(order_id):
@@ -56,6 +67,7 @@ async def stubborn(order_id):
 
 def stuck(order_id):
     STARTED.set()
+    started(order_id).set()
     GATE.wait()
     RAN.append(("stuck", order_id))
     return {"late": order_id}
@@ -135,10 +147,11 @@ def test_a_sync_tool_stuck_in_its_thread_times_out_and_does_not_hold_shutdown(
     root: Path,
 ) -> None:
     mod = module(root)
-    outcome = asyncio.run(bounded(Executors(), "stuck", root, timeoutMs=50))
+    # a limit that leaves a loaded machine time to start the thread
+    outcome = asyncio.run(bounded(Executors(), "stuck", root, timeoutMs=250))
     # asyncio.run returned: the stuck thread did not hold the loop's shutdown
     assert not outcome.ok
-    assert outcome.error.startswith("timed out after 0.05 s")
+    assert outcome.error.startswith("timed out after 0.25 s")
     assert "cannot be stopped" in outcome.error, "the outcome says the call may go on"
     assert mod.STARTED.is_set() and not mod.GATE.is_set()
     stuck = [t for t in threading.enumerate() if t.name.startswith("skillwire-tool")]
@@ -189,6 +202,33 @@ def test_a_call_that_times_out_before_it_starts_never_runs(root: Path) -> None:
         after = await bounded(executor, "quick", root, timeoutMs=int(BOUND * 1000))
         assert after.ok
         assert mod.RAN == [("stuck", ORDER), ("quick", ORDER)], "the dropped call never ran"
+
+    run(main())
+
+
+def test_threads_stuck_in_calls_given_up_on_are_bounded(root: Path) -> None:
+    mod = module(root)
+
+    async def main() -> None:
+        pool = ToolThreads(1, name=f"bounded-{id(root)}")
+
+        async def given_up(order_id: str) -> None:
+            """A call cancelled once its function has started (and is stuck)."""
+            task = asyncio.create_task(pool.run(mod.stuck, {"order_id": order_id}, BOUND))
+            await asyncio.to_thread(mod.started(order_id).wait, BOUND)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        await given_up("a")
+        assert pool.stuck == 1  # it left the pool: a new thread takes the next call
+        await given_up("b")
+        assert pool.stuck == 1  # at most `size` threads stuck outside: this one stays in
+        with pytest.raises(ToolTimeoutError) as queued:
+            await pool.run(mod.quick, {"order_id": "c"}, 0.05)
+        assert not queued.value.started
+        threads = [t for t in threading.enumerate() if t.name.startswith(f"bounded-{id(root)}")]
+        assert len(threads) == 2, "two stuck threads, no third started"
 
     run(main())
 
