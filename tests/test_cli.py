@@ -193,3 +193,289 @@ def test_the_installed_command_prints_no_traceback(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "error:" in result.stderr and "Traceback" not in result.stderr
+
+
+# -- where jobs are stored: --db, $SKILLWIRE_DB, [runtime] db, .skillwire/jobs.db -------
+
+
+@pytest.fixture
+def no_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No $SKILLWIRE_DB, $SKILLWIRE_CONFIG or $SKILLWIRE_MODEL from the caller's shell."""
+    for name in ("SKILLWIRE_DB", "SKILLWIRE_CONFIG", "SKILLWIRE_MODEL", "SKILLWIRE_GATE_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def run_here(script: Path, *db: str | Path) -> dict[str, Any]:
+    """``skillwire run`` of the refund in the current folder, with ``--db`` if given."""
+    extra = ("--db", *db) if db else ()
+    return ok(
+        cli(
+            "run",
+            REFUND,
+            "-m",
+            "I want a refund of $750",
+            "--model",
+            f"scripted:{script}",
+            *extra,
+            "--json",
+        )
+    )
+
+
+def test_the_commands_use_runtime_db_of_skillwire_toml(
+    env: dict[str, Path], tmp_path: Path, no_env: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "skillwire.toml").write_text('[runtime]\ndb = "data/jobs.db"\n')
+    no_env.chdir(tmp_path)
+    job = run_here(env["script"])
+    configured = tmp_path / "data" / "jobs.db"
+    assert configured.is_file(), "the job went elsewhere"
+    assert not (tmp_path / ".skillwire").exists()
+    assert [j["id"] for j in ok(cli("jobs", "--json"))] == [job["id"]]
+    assert ok(cli("show", job["id"], "--json"))["id"] == job["id"]
+    resumed = ok(
+        cli(
+            "resume",
+            job["id"],
+            "--input",
+            f"order_id={ORDER}",
+            "--model",
+            f"scripted:{env['script']}",
+            "--json",
+        )
+    )
+    assert resumed["outcome_class"] == "APPROVAL_REQUIRED"
+
+
+def test_a_relative_db_is_relative_to_the_folder_of_skillwire_toml(
+    env: dict[str, Path], tmp_path: Path, no_env: pytest.MonkeyPatch
+) -> None:
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "skillwire.toml").write_text('[runtime]\ndb = "state/jobs.db"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    no_env.chdir(elsewhere)
+    no_env.setenv("SKILLWIRE_CONFIG", str(conf / "skillwire.toml"))
+    job = run_here(env["script"])
+    assert (conf / "state" / "jobs.db").is_file()
+    assert not (elsewhere / "state").exists() and not (elsewhere / ".skillwire").exists()
+    assert [j["id"] for j in ok(cli("jobs", "--json"))] == [job["id"]]
+
+
+def test_the_db_option_and_variable_win_over_the_configuration(
+    env: dict[str, Path], tmp_path: Path, no_env: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "skillwire.toml").write_text('[runtime]\ndb = "configured.db"\n')
+    no_env.chdir(tmp_path)
+    no_env.setenv("SKILLWIRE_DB", str(tmp_path / "variable.db"))
+    from_variable = run_here(env["script"])
+    from_option = run_here(env["script"], tmp_path / "option.db")
+    assert not (tmp_path / "configured.db").exists()
+    assert [j["id"] for j in ok(cli("jobs", "--json"))] == [from_variable["id"]]
+    listed = ok(cli("jobs", "--db", tmp_path / "option.db", "--json"))
+    assert [j["id"] for j in listed] == [from_option["id"]]
+
+
+def test_without_configuration_jobs_go_to_the_default_file(
+    env: dict[str, Path], tmp_path: Path, no_env: pytest.MonkeyPatch
+) -> None:
+    no_env.chdir(tmp_path)
+    run_here(env["script"])
+    assert (tmp_path / ".skillwire" / "jobs.db").is_file()
+
+
+def test_a_broken_configuration_is_a_message(tmp_path: Path, no_env: pytest.MonkeyPatch) -> None:
+    (tmp_path / "skillwire.toml").write_text("[runtime]\ndb = 7\n")
+    no_env.chdir(tmp_path)
+    user_error(cli("jobs"), "runtime.db")
+
+
+# -- skillwire check: where python tools may come from ---------------------------------
+
+PYTHON_SKILL = """\
+id: shell-by-python
+problem: {statement: "Run things"}
+intents:
+  supported:
+    - id: run
+      description: Run a thing
+      examples: ["run it"]
+tools:
+  - name: own
+    description: The skill's own function
+    executor: {type: python, callable: "own_tools:lookup"}
+  - name: escape
+    description: A command the shell policy would refuse
+    executor: {type: python, callable: "%s"}
+"""
+
+
+def check_python_skill(folder: Path, target: str) -> Result:
+    """``skillwire check --json`` of a skill whose second tool names ``target``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "own_tools.py").write_text("import os\n\ndef lookup():\n    return {}\n")
+    (folder / "domain.yaml").write_text(PYTHON_SKILL % target)
+    return cli("check", folder / "domain.yaml", "--json")
+
+
+@pytest.mark.parametrize(
+    "target", ["subprocess:getoutput", "os:system", "builtins:eval", "own_tools:os.system"]
+)
+def test_check_refuses_python_tools_outside_the_skill_with_file_and_line(
+    tmp_path: Path, no_env: pytest.MonkeyPatch, target: str
+) -> None:
+    no_env.chdir(tmp_path)
+    result = check_python_skill(tmp_path / "skill", target)
+    assert result.exit_code == 1, result.output
+    report = json.loads(result.stdout)
+    assert not report["ok"]
+    found = [
+        i
+        for s in report["skills"]
+        for f in s["files"]
+        for i in f["issues"]
+        if i["code"] == "python_callable_refused"
+    ]
+    assert len(found) == 1, found
+    assert found[0]["file"].endswith("domain.yaml") and found[0]["line"] == 14
+    assert found[0]["severity"] == "error" and target in found[0]["message"]
+    text = cli("check", tmp_path / "skill" / "domain.yaml")
+    assert text.exit_code == 1 and "domain.yaml:14" in text.stdout
+
+
+def test_check_accepts_the_modules_the_operator_lists(
+    tmp_path: Path, no_env: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "skillwire.toml").write_text('[tools]\npython_modules = ["subprocess"]\n')
+    no_env.chdir(tmp_path)
+    result = check_python_skill(tmp_path / "skill", "subprocess:getoutput")
+    assert result.exit_code == 0, result.output
+
+
+def test_the_examples_python_tools_pass_check(no_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    no_env.chdir(tmp_path)
+    result = cli("check", ROOT / "examples", "--json")
+    assert result.exit_code == 0, result.output
+
+
+OPERATOR_SKILL = """\
+id: operator-tools
+problem: {statement: "Look up orders"}
+intents:
+  supported:
+    - id: lookup
+      description: Look up an order
+      examples: ["look up my order"]
+tools:
+  - name: hello
+    description: Greets
+    inputs:
+      - {name: order_id, type: string, required: true}
+    idempotent: true
+    executor: {type: python, callable: "%(module)s.tools:hello"}
+  - name: hang
+    description: Never answers
+    inputs:
+      - {name: order_id, type: string, required: true}
+    idempotent: true
+    executor: {type: python, callable: "%(module)s.tools:hang"}
+output_contract:
+  required_fields: [order_id]
+engine:
+  finalization_gate: {enabled: false}
+"""
+
+
+def test_run_applies_the_tools_section_of_skillwire_toml(
+    tmp_path: Path, no_env: pytest.MonkeyPatch
+) -> None:
+    module = f"optools_{abs(hash(tmp_path)) % 10**8}"
+    package = tmp_path / "site" / module
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "tools.py").write_text(
+        "import asyncio\n\n"
+        "def hello(order_id):\n    return {'hello': order_id}\n\n"
+        "async def hang(order_id):\n    await asyncio.Event().wait()\n"
+    )
+    no_env.syspath_prepend(str(tmp_path / "site"))
+    skill = tmp_path / "skill" / "domain.yaml"
+    skill.parent.mkdir()
+    skill.write_text(OPERATOR_SKILL % {"module": module})
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"stage": "intent", "json": {"intent": "lookup", "entities": {"order_id": ORDER}}},
+                *(
+                    {
+                        "stage": "planner",
+                        "tool_call": {"name": name, "id": name, "arguments": {"order_id": ORDER}},
+                    }
+                    for name in ("hello", "hang")
+                ),
+                {
+                    "stage": "planner",
+                    "tool_call": {
+                        "name": "final_answer",
+                        "id": "f",
+                        "arguments": {"answer": "done", "fields": {"order_id": ORDER}},
+                    },
+                },
+            ]
+        )
+    )
+    no_env.chdir(tmp_path)
+
+    def tool_events() -> list[tuple[str, str, str]]:
+        job = ok(
+            cli("run", skill, "-m", "look up my order", "--model", f"scripted:{script}", "--json")
+        )
+        return [
+            (e["kind"], e["data"]["tool"], e["message"])
+            for e in job["events"]
+            if e["kind"] in ("tool_finished", "tool_failed")
+        ]
+
+    refused = tool_events()  # no skillwire.toml: only the skill's folder
+    assert [(kind, tool) for kind, tool, _ in refused] == [
+        ("tool_failed", "hello"),
+        ("tool_failed", "hang"),
+    ]
+    assert refused[0][2].startswith(f"refused {module}.tools:hello: ")
+    (tmp_path / "skillwire.toml").write_text(
+        f'[tools]\npython_modules = ["{module}"]\ntimeout = 0.05\n'
+    )
+    events = tool_events()
+    assert [(kind, tool) for kind, tool, _ in events] == [
+        ("tool_finished", "hello"),
+        ("tool_failed", "hang"),
+    ]
+    assert events[1][2].startswith("timed out after 0.05 s")
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('[tools]\npython_modules = ["os; rm"]\n', "tools.python_modules.0"),
+        ('[tools]\npython_modules = [""]\n', "tools.python_modules.0"),
+        ("[tools]\ntimeout = 0\n", "tools.timeout"),
+        ("[tools]\ntimeuot = 5\n", "tools.timeuot"),
+    ],
+)
+def test_a_wrong_tools_section_is_a_message(
+    tmp_path: Path, no_env: pytest.MonkeyPatch, toml: str, message: str
+) -> None:
+    (tmp_path / "skillwire.toml").write_text(toml)
+    no_env.chdir(tmp_path)
+    result = cli("check", ROOT / "examples")
+    user_error(result, message)
+
+
+def test_the_configured_default_tool_timeout_is_the_runtimes() -> None:
+    from skillwire.config import ToolsConfig
+    from skillwire.tools import DEFAULT_TOOL_TIMEOUT
+
+    assert ToolsConfig().timeout == DEFAULT_TOOL_TIMEOUT

@@ -14,21 +14,39 @@ from skillwire.core.errors import ModelConfigError, UsageError
 from skillwire.engine import Runtime
 from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
+from skillwire.tools import Executors
 
-__all__ = ["DEFAULT_DB", "ModelChoice", "choose_models", "default_db", "make_runtime"]
+__all__ = [
+    "DEFAULT_DB",
+    "ModelChoice",
+    "choose_models",
+    "default_db",
+    "make_executors",
+    "make_runtime",
+]
 
 DEFAULT_DB = ".skillwire/jobs.db"
 
 
 def default_db(config: SkillwireConfig | None = None) -> Path:
-    """``$SKILLWIRE_DB``, else the configuration's ``runtime.db``, else ``.skillwire/jobs.db``."""
+    """``$SKILLWIRE_DB``, else the configuration's ``runtime.db`` (a relative path is
+    relative to the configuration file's folder), else ``.skillwire/jobs.db``."""
     import os
 
     if os.environ.get("SKILLWIRE_DB"):
         return Path(os.environ["SKILLWIRE_DB"])
     if config is not None and config.runtime.db:
-        return Path(config.runtime.db)
+        db = Path(config.runtime.db).expanduser()
+        if not db.is_absolute() and config.source:
+            db = Path(config.source).parent / db
+        return db
     return Path(DEFAULT_DB)
+
+
+def make_executors(config: SkillwireConfig | None = None) -> Executors:
+    """The tool executors, with the operator's ``[tools]`` settings."""
+    tools = (config or SkillwireConfig()).tools
+    return Executors(python_modules=tools.python_modules, tool_timeout=tools.timeout)
 
 
 @dataclass
@@ -100,7 +118,13 @@ def choose_models(
     return ModelChoice(models[name], models[gate_name], notes)
 
 
-def make_runtime(db: Path, choice: ModelChoice) -> Runtime:
-    """A runtime on the SQLite store at ``db`` (created if needed)."""
+def make_runtime(db: Path, choice: ModelChoice, config: SkillwireConfig | None = None) -> Runtime:
+    """A runtime on the SQLite store at ``db`` (created if needed), its tools run as
+    ``config`` says."""
     db.parent.mkdir(parents=True, exist_ok=True)
-    return Runtime(SQLiteJobStore(db), choice.model, gate_model=choice.gate_model)
+    return Runtime(
+        SQLiteJobStore(db),
+        choice.model,
+        gate_model=choice.gate_model,
+        executors=make_executors(config),
+    )

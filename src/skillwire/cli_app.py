@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
+
+if TYPE_CHECKING:
+    from skillwire.config import SkillwireConfig
+    from skillwire.skills import LoadResult
 
 app = typer.Typer(
     name="skillwire",
@@ -36,9 +41,13 @@ def check(
 ) -> None:
     """Check skills: every error with file, line and column. Exit 1 on any error."""
     from skillwire.cli_check import explain_skills, render_report
+    from skillwire.cli_jobs import guard
+    from skillwire.config import load_config
     from skillwire.skills import load_paths
 
+    config = guard(load_config)
     result = load_paths(paths)
+    _check_python_tools(result, config.tools.python_modules)
     report = result.report
     failed = not report.ok or (strict and report.warning_count > 0)
     if as_json:
@@ -55,9 +64,46 @@ def check(
     raise typer.Exit(1 if failed else 0)
 
 
+def _check_python_tools(result: LoadResult, modules: Sequence[str]) -> None:
+    """An error, at the line that names it, for each python tool whose callable lies
+    outside its skill's folder and the operator's ``[tools] python_modules`` (the
+    modules are read, never run); such a skill is then not loaded."""
+    from skillwire.core.issues import Severity, SkillIssue
+    from skillwire.skills.model_tools import PythonExecutor
+    from skillwire.tools import callable_problem
+
+    for rep in result.report.skills:
+        skill = result.skills.get(rep.skill_id or "")
+        if skill is None or not rep.loaded:
+            continue
+        for index, tool in enumerate(skill.tools):
+            spec = tool.executor
+            if not isinstance(spec, PythonExecutor):
+                continue
+            problem = callable_problem(spec.callable, skill.root, modules)
+            if problem is None:
+                continue
+            path = ("tools", index, "executor", "callable")
+            issue = SkillIssue(
+                Severity.ERROR,
+                f"python tool {tool.name} may not call {spec.callable}: {problem}",
+                skill.locate(path),
+                path,
+                code="python_callable_refused",
+                hint="define it in a module of the skill's folder, or list its module in "
+                "[tools] python_modules of skillwire.toml",
+            )
+            rep.add(issue.location.file, [issue])
+            rep.loaded = False
+
+
 DbOption = Annotated[
     Path | None,
-    typer.Option("--db", help="SQLite file (default $SKILLWIRE_DB or .skillwire/jobs.db)."),
+    typer.Option(
+        "--db",
+        help="SQLite file (default $SKILLWIRE_DB, else runtime.db of skillwire.toml, "
+        "else .skillwire/jobs.db).",
+    ),
 ]
 ModelOption = Annotated[
     str | None,
@@ -66,10 +112,14 @@ ModelOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the job as JSON.")]
 
 
-def _db(db: Path | None) -> Path:
+def _db(db: Path | None, config: SkillwireConfig | None = None) -> Path:
+    """``--db``, else where the configuration (read now unless given) puts jobs."""
     from skillwire.assembly import default_db
+    from skillwire.config import load_config
 
-    return db or default_db()
+    if db is not None:
+        return db
+    return default_db(config or load_config())
 
 
 @app.command()
@@ -85,13 +135,20 @@ def run(
 ) -> None:
     """Start a job on SKILL and run it until it pauses or ends."""
     from skillwire.cli_jobs import guard, parse_pairs, print_job, with_runtime
+    from skillwire.config import load_config
     from skillwire.skills import load_skill
 
     def body() -> None:
+        config = load_config()
         loaded = load_skill(skill)
         ctx = parse_pairs(context or [], "--context")
         job = with_runtime(
-            _db(db), model, None, lambda rt: rt.start(loaded, message, context=ctx), skill=loaded
+            _db(db, config),
+            model,
+            None,
+            lambda rt: rt.start(loaded, message, context=ctx),
+            skill=loaded,
+            config=config,
         )
         print_job(job, as_json)
 
@@ -116,6 +173,7 @@ def resume(
     Exits 2 with a message when the input is refused (the job waits on, unchanged).
     """
     from skillwire.cli_jobs import guard, parse_pairs, print_job, refused_input, with_runtime
+    from skillwire.config import load_config
     from skillwire.core.errors import UsageError
 
     def body() -> None:
@@ -129,11 +187,13 @@ def resume(
         decision: Literal["approve", "deny"] | None = (
             "approve" if approve else "deny" if deny else None
         )
+        config = load_config()
         job = with_runtime(
-            _db(db),
+            _db(db, config),
             model,
             job_id,
             lambda rt: rt.resume(job_id, input=values, approval=decision, role=as_role),
+            config=config,
         )
         print_job(job, as_json)
         refused = refused_input(job)

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from skillwire.config import SkillwireConfig
 from skillwire.core.errors import SkillError, SkillwireError, UsageError
 from skillwire.engine import JobView, Runtime
 from skillwire.skills.model import Skill
@@ -58,11 +59,16 @@ def with_runtime(
     work: Callable[[Runtime], Awaitable[T]],
     *,
     skill: Skill | None = None,
+    config: SkillwireConfig | None = None,
 ) -> T:
-    """Build a runtime for the job's skill (a resumed job continues its script), run
-    ``work``, close. Notes about the model choice go to standard error."""
+    """Build a runtime for the job's skill (a resumed job continues its script) as
+    ``config`` says (read now unless given), run ``work``, close. Notes about the model
+    choice go to standard error."""
     from skillwire.assembly import choose_models, make_runtime
+    from skillwire.config import load_config
     from skillwire.store import SQLiteJobStore
+
+    config = config or load_config()
 
     async def main() -> T:
         calls = 0
@@ -80,10 +86,10 @@ def with_runtime(
                     from skillwire.skills import load_skill
 
                     chosen_skill = load_skill(source)
-        choice = choose_models(model_spec, skill=chosen_skill, calls_made=calls)
+        choice = choose_models(model_spec, skill=chosen_skill, config=config, calls_made=calls)
         for note in choice.notes:
             Console(stderr=True, highlight=False).print(f"[yellow]note:[/] {note}")
-        runtime = make_runtime(db, choice)
+        runtime = make_runtime(db, choice, config)
         try:
             return await work(runtime)
         finally:

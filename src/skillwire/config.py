@@ -3,7 +3,11 @@
     [runtime]
     model = "local"            # the default model name ("offline" when unset)
     gate_model = "offline"     # the finalization gate's model (default: the same)
-    db = ".skillwire/jobs.db"
+    db = ".skillwire/jobs.db"  # a relative path is relative to this file's folder
+
+    [tools]
+    python_modules = ["mycompany.tools"]  # modules python tools may name (and submodules)
+    timeout = 30.0             # seconds a tool call may take unless it says ``timeoutMs``
 
     [models.local]
     backend = "openai"         # openai | anthropic | offline
@@ -30,7 +34,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -42,6 +46,7 @@ __all__ = [
     "ServerConfig",
     "ServerKey",
     "SkillwireConfig",
+    "ToolsConfig",
     "load_config",
 ]
 
@@ -79,9 +84,25 @@ class RuntimeConfig(BaseModel):
     gate_model: str | None = None
     """The finalization gate's model (default: the same as ``model``)."""
     db: str | None = None
-    """The SQLite file for jobs."""
+    """The SQLite file for jobs; a relative path is relative to the folder of the
+    configuration file (``$SKILLWIRE_DB`` and ``--db`` win over it)."""
     base_policy: str | None = None
     """The operator's base policy file."""
+
+
+ModuleName = Annotated[str, Field(pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")]
+
+
+class ToolsConfig(BaseModel):
+    """How tools run: where python tools may come from, how long a call may take."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    python_modules: list[ModuleName] = Field(default_factory=list)
+    """Modules that python tools may name besides their skill's own folder; each allows
+    itself and its submodules (``mycompany.tools`` allows ``mycompany.tools.refunds``)."""
+    timeout: float = Field(default=30.0, gt=0, le=3600)  # tools.DEFAULT_TOOL_TIMEOUT
+    """Seconds a tool call may take when its executor declares no ``timeoutMs``."""
 
 
 class ServerKey(BaseModel):
@@ -131,6 +152,8 @@ class SkillwireConfig(BaseModel):
     """Runtime choices."""
     server: ServerConfig = Field(default_factory=ServerConfig)
     """``skillwire serve``: API keys and request behaviour."""
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    """How tools run."""
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     """Named models."""
     source: str = ""

@@ -430,3 +430,24 @@ def test_a_failing_tool_is_reported_to_the_planner(tmp_path: Path) -> None:
             assert job.record.state["evidence"] == 0  # a failure is not evidence
 
     run(main())
+
+
+def test_the_tools_api_is_exported_and_documented() -> None:
+    import skillwire.tools
+
+    assert sorted(skillwire.tools.__all__) == [
+        "CallableRefusedError",
+        "DEFAULT_TOOL_TIMEOUT",
+        "Executors",
+        "PythonCallableExecutor",
+        "SimulatedExecutor",
+        "ToolThreads",
+        "ToolTimeoutError",
+        "callable_problem",
+        "fill_template",
+        "module_listed",
+        "resolve_callable",
+    ]
+    for name in skillwire.tools.__all__:
+        value = getattr(skillwire.tools, name)
+        assert isinstance(value, float) or value.__doc__, name

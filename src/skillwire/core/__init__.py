@@ -16,6 +16,7 @@ from skillwire.core.chat import (
 from skillwire.core.conditions import Condition
 from skillwire.core.errors import (
     BudgetExhausted,
+    CallableRefusedError,
     ConditionEvaluationError,
     ConditionSyntaxError,
     ConflictError,
@@ -38,6 +39,7 @@ from skillwire.core.errors import (
     SkillError,
     SkillwireError,
     StageMismatchError,
+    ToolTimeoutError,
     UsageError,
     VersionConflict,
 )
@@ -48,6 +50,7 @@ from skillwire.core.redaction import REDACTED, redact, url_credentials
 __all__ = [
     "REDACTED",
     "BudgetExhausted",
+    "CallableRefusedError",
     "ChatMessage",
     "ChatModel",
     "ChatRequest",
@@ -81,6 +84,7 @@ __all__ = [
     "StageMismatchError",
     "ToolCall",
     "ToolSpec",
+    "ToolTimeoutError",
     "Usage",
     "UsageError",
     "VersionConflict",

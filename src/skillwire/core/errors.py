@@ -19,6 +19,9 @@ Failures, each a mistake of someone in particular or a thing that went wrong::
     │   └── ModelUnavailableError  timeouts, 429 and 5xx that outlived the retries
     ├── SchemaTooNewError          the job database was written by a newer skillwire
     ├── JobStateTooNewError        a stored job's state is newer than this skillwire reads
+    ├── CallableRefusedError       a python tool names a callable outside its skill's
+    │                              folder and the operator's modules
+    ├── ToolTimeoutError           a tool call outlasted its time limit (a failed outcome)
     └── ScriptError                a scripted model was used other than its script says
         │                          (also an AssertionError, so a test reports it as a failure)
         ├── ScriptFormatError      the script is malformed
@@ -59,6 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BudgetExhausted",
+    "CallableRefusedError",
     "ConditionEvaluationError",
     "ConditionSyntaxError",
     "ConflictError",
@@ -81,6 +85,7 @@ __all__ = [
     "SkillError",
     "SkillwireError",
     "StageMismatchError",
+    "ToolTimeoutError",
     "UsageError",
     "VersionConflict",
 ]
@@ -211,6 +216,19 @@ class JobStateTooNewError(SkillwireError):
 
 
 # -- the scripted test model -----------------------------------------------------------
+
+
+class CallableRefusedError(SkillwireError):
+    """A ``python`` executor names a callable outside the places it may come from."""
+
+
+class ToolTimeoutError(SkillwireError):
+    """A tool call outlasted its time limit; ``started`` says whether it had begun."""
+
+    def __init__(self, seconds: float, *, started: bool) -> None:
+        self.seconds = seconds
+        self.started = started
+        super().__init__(f"timed out after {seconds:g} s" + ("" if started else " in the queue"))
 
 
 class ScriptError(SkillwireError, AssertionError):

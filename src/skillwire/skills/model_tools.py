@@ -134,13 +134,21 @@ class PythonExecutor(SkillPart):
 
     type: Literal["python"]
     """Always ``python``."""
-    callable: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
-    """``package.module:function``."""
+    callable: str = Field(pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+    """``module:function``: a module file in the skill's folder (``refund_tools`` is
+    ``refund_tools.py``, symlinks must stay inside the folder), or a module under a prefix
+    the operator lists in ``[tools] python_modules``. The function (or a class or object
+    reached from it) must be defined in that module, not imported into it."""
     blocking: bool = True
     """``false``: the callable returns quickly and never waits on I/O, so a sync callable
     is called on the event loop instead of a worker thread (one thread hop less per call;
-    a callable that does block then stalls every job of the process). Async callables
-    always run on the loop."""
+    a callable that does block then stalls every job of the process, and no time limit
+    can interrupt it). Async callables always run on the loop."""
+    timeoutMs: int | None = Field(default=None, gt=0, le=3_600_000, strict=True)  # noqa: N815
+    """Time limit of one call in milliseconds (at most an hour); default the runtime's
+    ``[tools] timeout`` (30 s). A call that passes it fails: an async callable is
+    cancelled; a sync one cannot be stopped, so it runs on in its thread and its result
+    is dropped."""
 
 
 class SimulateExecutor(SkillPart):

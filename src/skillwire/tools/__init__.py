@@ -3,33 +3,63 @@
 :class:`Executors` picks one by the tool's ``executor.type``: ``python`` and
 ``simulate`` run here; ``shell_command``, ``http_request`` and ``mcp`` are declared by
 skills but not executable yet, and a call to one fails with a clear outcome.
+
+A ``python`` callable comes from the skill's folder or a module the operator lists
+(``python_modules``), and every call has a time limit (the tool's ``timeoutMs``, else
+``tool_timeout``): see :mod:`skillwire.tools.python_scope` and
+:mod:`skillwire.tools.python_callable`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from skillwire.core.executor import ToolExecutor, ToolOutcome
 from skillwire.skills.model_tools import Tool
-from skillwire.tools.python_callable import PythonCallableExecutor, resolve_callable
+from skillwire.tools.python_callable import DEFAULT_TOOL_TIMEOUT, PythonCallableExecutor
+from skillwire.tools.python_scope import (
+    CallableRefusedError,
+    callable_problem,
+    module_listed,
+    resolve_callable,
+)
 from skillwire.tools.simulate import SimulatedExecutor, fill_template
+from skillwire.tools.tool_threads import ToolThreads, ToolTimeoutError
 
 __all__ = [
+    "DEFAULT_TOOL_TIMEOUT",
+    "CallableRefusedError",
     "Executors",
     "PythonCallableExecutor",
     "SimulatedExecutor",
+    "ToolThreads",
+    "ToolTimeoutError",
+    "callable_problem",
     "fill_template",
+    "module_listed",
     "resolve_callable",
 ]
 
 
 class Executors:
-    """Executor by type; replace or add entries to plug in others."""
+    """Executor by type; replace or add entries to plug in others.
 
-    def __init__(self, extra: dict[str, ToolExecutor] | None = None) -> None:
+    ``python_modules`` are the module prefixes the operator lets python tools name
+    besides the skill's own folder; ``tool_timeout`` is the seconds a python tool call
+    may take when the tool declares no ``timeoutMs``.
+    """
+
+    def __init__(
+        self,
+        extra: dict[str, ToolExecutor] | None = None,
+        *,
+        python_modules: Sequence[str] = (),
+        tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+    ) -> None:
         self.by_type: dict[str, ToolExecutor] = {
-            "python": PythonCallableExecutor(),
+            "python": PythonCallableExecutor(modules=python_modules, timeout=tool_timeout),
             "simulate": SimulatedExecutor(),
         }
         self.by_type.update(extra or {})

@@ -1,25 +1,30 @@
-"""The ``python`` executor: a callable named by import path, sync or async.
+"""The ``python`` executor: a callable named by import path, sync or async, within a
+time limit.
 
-``callable: "refund_tools:process_refund"`` first looks for ``refund_tools.py`` in the
-skill's folder, then on the import path. Sync callables run in a worker thread so
-they never block other jobs, unless the executor says ``blocking: false`` (a quick pure
-function): then they are called on the event loop, which saves the thread hop. Async
-callables are awaited on the loop. A callable that accepts ``idempotency_key`` receives
-it.
+``callable: "refund_tools:process_refund"`` names ``refund_tools.py`` in the skill's
+folder, or a module the operator lists (:mod:`skillwire.tools.python_scope`); nothing
+else is imported. Sync callables run on a pool thread so they never block other jobs
+(:mod:`skillwire.tools.tool_threads`), unless the executor says ``blocking: false`` (a
+quick pure function): then they are called on the event loop, which saves the thread
+hop. Async callables are awaited on the loop. A callable that accepts
+``idempotency_key`` receives it.
+
+Every call has a time limit: the executor's ``timeoutMs``, else the runtime's
+(``[tools] timeout``, :data:`DEFAULT_TOOL_TIMEOUT` seconds). An async callable is
+cancelled when it passes; a sync one cannot be stopped, so its thread runs on and its
+result is dropped, and the outcome says so. A sync ``blocking: false`` callable runs on
+the loop and cannot be interrupted at all: the limit does not apply to it (only to an
+awaitable it returns), which is why it must be quick.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import importlib
-import importlib.util
 import inspect
 import json
-import sys
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import orjson
@@ -27,41 +32,13 @@ import orjson
 from skillwire.core.executor import ToolOutcome
 from skillwire.core.plainjson import plain_dumps
 from skillwire.skills.model_tools import PythonExecutor, Tool
+from skillwire.tools.python_scope import CallableRefusedError, resolve_callable
+from skillwire.tools.tool_threads import ToolThreads, ToolTimeoutError
 
-__all__ = ["PythonCallableExecutor", "as_json", "resolve_callable"]
+__all__ = ["DEFAULT_TOOL_TIMEOUT", "PythonCallableExecutor", "as_json", "resolve_callable"]
 
-_MODULES: dict[tuple[str, str], ModuleType] = {}
-
-
-def _module(name: str, root: Path | None) -> ModuleType:
-    if root is not None:
-        candidate = root.joinpath(*name.split(".")).with_suffix(".py")
-        if candidate.is_file():
-            key = (str(candidate), name)
-            cached = _MODULES.get(key)
-            if cached is not None:
-                return cached
-            unique = "skillwire_skill_" + hashlib.sha1(str(candidate).encode()).hexdigest()[:12]
-            spec = importlib.util.spec_from_file_location(f"{unique}.{name}", candidate)
-            if spec is None or spec.loader is None:
-                raise ImportError(f"cannot load {candidate}")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[spec.name] = module
-            spec.loader.exec_module(module)
-            _MODULES[key] = module
-            return module
-    return importlib.import_module(name)
-
-
-def resolve_callable(path: str, root: Path | None) -> Any:
-    """The object ``module:attr`` names, looked up in the skill's folder first."""
-    module_name, _, attr = path.partition(":")
-    obj: Any = _module(module_name, root)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise TypeError(f"{path} is not callable")
-    return obj
+DEFAULT_TOOL_TIMEOUT = 30.0
+"""Seconds a tool call may take when neither the tool nor the runtime says otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,15 +50,16 @@ class _Target:
     takes_key: bool
 
 
-_TARGETS: dict[tuple[str, str | None], _Target] = {}
+_TARGETS: dict[tuple[str, str | None, tuple[str, ...]], _Target] = {}
 
 
-def _target(path: str, root: Path | None) -> _Target:
-    """The callable ``path`` names, resolved once per (path, skill folder)."""
-    key = (path, None if root is None else str(root))
+def _target(path: str, root: Path | None, modules: tuple[str, ...]) -> _Target:
+    """The callable ``path`` names, resolved once per (path, skill folder, allowed
+    modules): what one runtime's operator allowed is never served to another."""
+    key = (path, None if root is None else str(root), modules)
     found = _TARGETS.get(key)
     if found is None:
-        fn = resolve_callable(path, root)
+        fn = resolve_callable(path, root, modules)
         try:
             params = list(inspect.signature(fn).parameters.values())
         except (TypeError, ValueError):
@@ -97,6 +75,44 @@ def _target(path: str, root: Path | None) -> _Target:
     return found
 
 
+def _discard(task: asyncio.Task[Any]) -> None:
+    """Retrieve what a task given up on ended with, so that nothing is logged for it."""
+    if not task.cancelled():
+        task.exception()
+
+
+async def _within(awaitable: Awaitable[Any], seconds: float) -> Any:
+    """The awaitable's result, or :class:`ToolTimeoutError` after ``seconds``.
+
+    It runs as a task of its own and is cancelled at the limit without waiting for it to
+    end, so that one that swallows its cancellation cannot hold the job either.
+    """
+    task = asyncio.ensure_future(awaitable)
+    try:
+        done, _ = await asyncio.wait((task,), timeout=seconds)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        task.add_done_callback(_discard)
+        raise ToolTimeoutError(seconds, started=True)
+    return task.result()
+
+
+def _timed_out(limit: float, started: bool, on_thread: bool) -> str:
+    """The outcome's error for a call that passed its limit of ``limit`` seconds."""
+    passed = f"timed out after {limit:g} s"
+    if not started:
+        return f"{passed} before it started (every tool thread was busy); it will not run"
+    if on_thread:
+        return (
+            f"{passed}; a sync callable cannot be stopped: it runs on in its thread, may "
+            "still take effect, and its result will be dropped"
+        )
+    return f"{passed}; the call was cancelled"
+
+
 def as_json(value: Any) -> Any:
     """``value`` in its plain JSON form: what storing it and reading it back gives (a
     copy: tuples become lists). Raises ``TypeError`` or ``ValueError`` as ``json.dumps``
@@ -109,7 +125,33 @@ def as_json(value: Any) -> Any:
 
 
 class PythonCallableExecutor:
-    """Runs ``python`` executors."""
+    """Runs ``python`` executors whose callables come from the skill's folder or from
+    ``modules`` (module prefixes the operator lists), each call within its limit
+    (the tool's ``timeoutMs``, else ``timeout`` seconds). Sync callables run on a pool
+    of at most ``threads`` threads."""
+
+    def __init__(
+        self,
+        *,
+        modules: Sequence[str] = (),
+        timeout: float = DEFAULT_TOOL_TIMEOUT,
+        threads: int = 32,
+    ) -> None:
+        if not timeout > 0:
+            raise ValueError("a tool time limit must be positive")
+        self.modules = tuple(modules)
+        self.timeout = timeout
+        self._threads_size = threads
+        self._threads: ToolThreads | None = None  # started on the first sync call
+
+    def _target(self, spec: PythonExecutor, skill_root: Path | None) -> _Target:
+        return _target(spec.callable, skill_root, self.modules)
+
+    def _pool(self) -> ToolThreads:
+        """The threads of sync callables, started with the first one."""
+        if self._threads is None:
+            self._threads = ToolThreads(self._threads_size)
+        return self._threads
 
     def waits(self, tool: Tool, skill_root: Path | None) -> bool:
         """Whether a run of ``tool`` may wait: it runs on a thread (``blocking``, the
@@ -121,9 +163,13 @@ class PythonCallableExecutor:
         if spec.blocking:
             return True
         try:
-            return _target(spec.callable, skill_root).is_async
-        except (ImportError, AttributeError, TypeError, SyntaxError):
+            return self._target(spec, skill_root).is_async
+        except (Exception, SystemExit):  # refused or broken: the run reports it
             return False
+
+    def limit(self, spec: PythonExecutor) -> float:
+        """The seconds a call of ``spec`` may take."""
+        return spec.timeoutMs / 1000 if spec.timeoutMs is not None else self.timeout
 
     async def execute(
         self, tool: Tool, args: dict[str, Any], *, idempotency_key: str, skill_root: Path | None
@@ -132,29 +178,42 @@ class PythonCallableExecutor:
 
         The result must be JSON data; it is returned in its plain JSON form (tuples
         become lists), so that what the job stores reads back equal. A sync callable
-        runs in a worker thread, or on the loop if the executor says ``blocking: false``.
+        runs on a pool thread, or on the loop if the executor says ``blocking: false``.
+        A call that passes its time limit fails with "timed out after N s".
         """
         spec = tool.executor
         if not isinstance(spec, PythonExecutor):
             return ToolOutcome(False, error=f"{tool.name} has no python executor")
         try:
-            target = _target(spec.callable, skill_root)
-        except (ImportError, AttributeError, TypeError, SyntaxError) as exc:
-            return ToolOutcome(False, error=f"cannot load {spec.callable}: {exc}")
+            target = self._target(spec, skill_root)
+        except CallableRefusedError as exc:
+            return ToolOutcome(False, error=f"refused {spec.callable}: {exc}")
+        except (Exception, SystemExit) as exc:  # the module's own code failed to load
+            return ToolOutcome(
+                False, error=f"cannot load {spec.callable}: {type(exc).__name__}: {exc}"
+            )
         kwargs = dict(args)
         if target.takes_key:
             kwargs["idempotency_key"] = idempotency_key
+        limit = self.limit(spec)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        on_thread = False  # whether the limit passed while a pool thread ran it
         try:
             if target.is_async:
-                result = await target.fn(**kwargs)
+                result = await _within(target.fn(**kwargs), limit)
             else:
                 if spec.blocking:
-                    result = await asyncio.to_thread(target.fn, **kwargs)
+                    on_thread = True
+                    result = await self._pool().run(target.fn, kwargs, limit)
+                    on_thread = False
                 else:
                     result = target.fn(**kwargs)
                 if inspect.isawaitable(result):
-                    result = await result
-        except Exception as exc:
+                    result = await _within(result, max(deadline - loop.time(), 0.0))
+        except ToolTimeoutError as exc:
+            return ToolOutcome(False, error=_timed_out(limit, exc.started, on_thread))
+        except (Exception, SystemExit) as exc:
             return ToolOutcome(False, error=f"{type(exc).__name__}: {exc}")
         try:
             plain = as_json(result)
