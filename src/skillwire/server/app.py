@@ -28,6 +28,7 @@ from skillwire.config import SkillwireConfig
 from skillwire.server.auth import KeyRing
 from skillwire.server.context import ServerContext
 from skillwire.server.errors import install_error_handlers
+from skillwire.server.limits import BodySizeLimit
 from skillwire.server.presenters import humanize, pretty
 from skillwire.server.service import JobService, ModelFactory
 from skillwire.server.signals import JobSignals, SignallingStore
@@ -162,7 +163,8 @@ def create_app(settings: ServerSettings) -> FastAPI:
     app.include_router(page_job.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.config.server.max_body_bytes)
+    app.add_middleware(SecurityHeaders)  # added last: outermost, so a 413 carries them too
     return app
 
 

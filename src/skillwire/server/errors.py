@@ -64,18 +64,20 @@ _DESCRIPTIONS = {
     403: "The caller's roles do not allow this",
     404: "No such job or skill (or not visible to the caller)",
     409: "The job is not in a state that allows this, or it changed meanwhile",
+    413: "The request body is larger than the server accepts",
     422: "The request body or parameters do not match the schema",
     503: "The skill's model is not usable now",
 }
 
 
 def error_responses(*codes: int, json_content: bool = False) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses`` entries for ``codes`` (and 422), all with the error body.
+    """OpenAPI ``responses`` entries for ``codes`` (and 413 and 422, which any request
+    can meet), all with the error body.
 
     ``json_content``: name ``application/json`` explicitly, for a route whose own media
     type is another (the event stream)."""
     out: dict[int | str, dict[str, Any]] = {}
-    for code in sorted({*codes, 422}):
+    for code in sorted({*codes, 413, 422}):
         description = _DESCRIPTIONS.get(code, "Error")
         if json_content:
             schema = {"$ref": "#/components/schemas/ErrorOut"}
