@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from typing import Any
 from urllib.parse import quote
 
@@ -214,22 +215,23 @@ def install_error_handlers(app: FastAPI) -> None:
 
 def known_query(request: Request) -> None:
     """Refuse query parameters the route does not declare (a misspelt filter such as
-    ``?stauts=paused`` would otherwise be ignored silently): 422."""
+    ``?stauts=paused`` would otherwise be ignored silently), and a parameter given twice
+    (every one holds one value; all but one would be ignored): 422."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute) or not request.query_params:
         return
-    unknown = sorted(set(request.query_params) - _query_names(route.dependant))
-    if unknown:
-        raise RequestValidationError(
-            [
-                {
-                    "loc": ("query", name),
-                    "msg": "unknown query parameter",
-                    "type": "extra_forbidden",
-                }
-                for name in unknown
-            ]
-        )
+    given = Counter(name for name, _ in request.query_params.multi_items())
+    unknown = sorted(set(given) - _query_names(route.dependant))
+    repeated = sorted({name for name, times in given.items() if times > 1} - set(unknown))
+    problems = [
+        {"loc": ("query", name), "msg": "unknown query parameter", "type": "extra_forbidden"}
+        for name in unknown
+    ] + [
+        {"loc": ("query", name), "msg": "given more than once", "type": "repeated"}
+        for name in repeated
+    ]
+    if problems:
+        raise RequestValidationError(problems)
 
 
 def _query_names(dependant: Dependant) -> set[str]:

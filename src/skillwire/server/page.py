@@ -19,7 +19,10 @@ from skillwire.server.auth import COOKIE_NAME, Principal
 from skillwire.server.context import PagePrincipal, context_of
 from skillwire.server.skills import skill_out
 
-__all__ = ["render", "router", "same_origin"]
+__all__ = ["INBOX_PAGE_SIZE", "render", "router", "same_origin"]
+
+INBOX_PAGE_SIZE = 50
+"""Approvals shown on one page of the inbox (the others are a link away)."""
 
 
 def same_origin(request: Request) -> None:
@@ -41,13 +44,15 @@ async def render(
     principal: Principal | None,
     template: str,
     status_code: int = 200,
+    inbox_count: int | None = None,
     **values: Any,
 ) -> HTMLResponse:
-    """Render ``template`` with the navigation's facts (who, dev mode, inbox size)."""
+    """Render ``template`` with the navigation's facts (who, dev mode, inbox size; the
+    inbox is read unless ``inbox_count`` is given)."""
     ctx = context_of(request)
-    inbox = 0
-    if principal is not None and principal.approver_roles:
-        inbox = len(await ctx.service.inbox(principal, limit=500))
+    inbox = inbox_count or 0
+    if inbox_count is None and principal is not None and principal.approver_roles:
+        inbox = len(await ctx.service.inbox(principal))
     response: HTMLResponse = ctx.templates.TemplateResponse(
         request,
         template,
@@ -171,10 +176,24 @@ async def job_list(
 
 
 @router.get("/approvals", response_class=HTMLResponse)
-async def inbox(request: Request, principal: PagePrincipal) -> HTMLResponse:
-    """Calls waiting for an approval the caller may give: tool, arguments and reason."""
-    jobs = await context_of(request).service.inbox(principal, limit=200)
-    return await render(request, principal, "approvals.html", jobs=jobs)
+async def inbox(
+    request: Request,
+    principal: PagePrincipal,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> HTMLResponse:
+    """Calls waiting for an approval the caller may give: tool, arguments and reason,
+    :data:`INBOX_PAGE_SIZE` a page, oldest first, with links to the other pages."""
+    jobs = await context_of(request).service.inbox(principal)
+    return await render(
+        request,
+        principal,
+        "approvals.html",
+        inbox_count=len(jobs),
+        jobs=jobs[offset : offset + INBOX_PAGE_SIZE],
+        total=len(jobs),
+        offset=offset,
+        page_size=INBOX_PAGE_SIZE,
+    )
 
 
 @router.get("/skills", response_class=HTMLResponse)
