@@ -71,6 +71,9 @@ class ServerSettings:
     """Mark the login cookie ``Secure`` (serve over HTTPS)."""
     poll_seconds: float = 2.0
     """A stream's longest wait without a signal (catches other processes' writes)."""
+    keepalive_seconds: float = 15.0
+    """A live stream with nothing to send for this long sends a ``: ping`` comment (so
+    proxies keep it open, and a client that went away is found)."""
 
 
 def _default_models(config: SkillwireConfig) -> ModelFactory:
@@ -123,6 +126,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
         dev=settings.dev_key is not None,
         secure_cookies=settings.secure_cookies,
         poll_seconds=settings.poll_seconds,
+        keepalive_seconds=settings.keepalive_seconds,
     )
 
     @asynccontextmanager

@@ -43,6 +43,8 @@ class ServerContext:
     secure_cookies: bool = False
     poll_seconds: float = 2.0
     """The longest a stream waits without a signal (catches other processes' writes)."""
+    keepalive_seconds: float = 15.0
+    """A live stream with nothing to send for this long sends a ``: ping`` comment."""
     closing: bool = False
     background: set[asyncio.Task[Any]] = field(default_factory=set)
     """Server tasks to keep referenced (the recovery at start)."""
