@@ -112,6 +112,10 @@ class ServerConfig(BaseModel):
     a job still running then is answered with 202 and goes on in the background."""
     max_body_bytes: int = Field(default=1_048_576, ge=1024, le=1_073_741_824)
     """The largest request body accepted, in bytes; a larger one is refused with 413."""
+    trust_proxy: bool = False
+    """Believe ``X-Forwarded-Proto`` from a reverse proxy in front (the login cookie is
+    then ``Secure`` when the proxy was reached over HTTPS). Only when every request
+    comes through that proxy."""
 
     @field_validator("keys")
     @classmethod

@@ -81,7 +81,7 @@ def test_me_names_the_principal_and_roles(client: TestClient) -> None:
 
 
 def test_the_page_cookie_also_authenticates_the_api(client: TestClient) -> None:
-    client.cookies.set("skillwire_key", "key-alice")
+    client.post("/login", data={"key": "key-alice"}, follow_redirects=False)
     assert client.get("/api/me").json()["principal"] == "alice"
 
 

@@ -68,7 +68,8 @@ class ServerSettings:
     recover_on_start: bool = True
     """Continue jobs a stopped server left queued or running (one server per file)."""
     secure_cookies: bool = False
-    """Mark the login cookie ``Secure`` (serve over HTTPS)."""
+    """Mark the login cookie ``Secure`` on every request (it is whenever a request came
+    over HTTPS anyway)."""
     poll_seconds: float = 2.0
     """A stream's longest wait without a signal (catches other processes' writes)."""
     keepalive_seconds: float = 15.0
@@ -125,6 +126,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
         templates=_templates(),
         dev=settings.dev_key is not None,
         secure_cookies=settings.secure_cookies,
+        trust_proxy=settings.config.server.trust_proxy,
         poll_seconds=settings.poll_seconds,
         keepalive_seconds=settings.keepalive_seconds,
     )
