@@ -131,6 +131,12 @@ class ServerConfig(BaseModel):
     sync_wait: float = Field(default=10.0, ge=0, le=600)
     """Seconds a request that starts or resumes a job waits for it to pause or end;
     a job still running then is answered with 202 and goes on in the background."""
+    max_body_bytes: int = Field(default=1_048_576, ge=1024, le=1_073_741_824)
+    """The largest request body accepted, in bytes; a larger one is refused with 413."""
+    trust_proxy: bool = False
+    """Believe ``X-Forwarded-Proto`` from a reverse proxy in front (the login cookie is
+    then ``Secure`` when the proxy was reached over HTTPS). Only when every request
+    comes through that proxy."""
 
     @field_validator("keys")
     @classmethod

@@ -81,7 +81,7 @@ def test_me_names_the_principal_and_roles(client: TestClient) -> None:
 
 
 def test_the_page_cookie_also_authenticates_the_api(client: TestClient) -> None:
-    client.cookies.set("skillwire_key", "key-alice")
+    client.post("/login", data={"key": "key-alice"}, follow_redirects=False)
     assert client.get("/api/me").json()["principal"] == "alice"
 
 
@@ -206,6 +206,16 @@ def test_an_unknown_query_parameter_is_refused_not_ignored(client: TestClient) -
     assert error["details"][0]["loc"] == ["query", "stauts"]
 
 
+@pytest.mark.parametrize(
+    "path", ["/api/jobs?status=paused&status=completed", "/api/approvals?offset=true&offset=0"]
+)
+def test_a_query_parameter_given_twice_is_refused_not_half_ignored(
+    client: TestClient, path: str
+) -> None:
+    error = assert_error(client.get(path, headers=auth("sup")), 422, "invalid_request")
+    assert error["details"][0]["msg"] == "given more than once"
+
+
 def test_a_405_names_every_method_of_the_path(client: TestClient) -> None:
     response = client.put("/api/jobs", headers=auth("alice"))
     assert response.headers["allow"] == "GET, POST"
@@ -316,7 +326,8 @@ def test_the_supervisor_sees_the_call_in_the_inbox_and_approves(client: TestClie
 @pytest.mark.parametrize("who", ["alice", "bob", "mgr", "boss", "root"])
 def test_nobody_else_sees_the_approval_in_an_inbox(client: TestClient, who: str) -> None:
     to_approval(client)
-    assert client.get("/api/approvals", headers=auth(who)).json() == {"approvals": []}
+    inbox = client.get("/api/approvals", headers=auth(who)).json()
+    assert inbox["approvals"] == [] and inbox["total"] == 0 and inbox["next_offset"] is None
 
 
 @pytest.mark.parametrize(

@@ -147,7 +147,7 @@ def test_login_sets_an_http_only_cookie_and_refuses_a_bad_key(client: TestClient
     )
     assert good.status_code == 303 and good.headers["location"] == "/"
     cookie = good.headers["set-cookie"].lower()
-    assert "httponly" in cookie and "samesite=lax" in cookie
+    assert "httponly" in cookie and "samesite=strict" in cookie
     assert "alice (user)" in client.get("/").text
     client.post("/logout")
     assert client.get("/", follow_redirects=False).status_code == 303

@@ -147,7 +147,7 @@ class ConflictError(UsageError):
 
 
 class NotAuthenticated(SkillwireError):  # noqa: N818 - mapped to 401 (API) or the login page
-    """No key, or a key that is not configured."""
+    """No key, a key that is not configured, or no open session."""
 
 
 class ServiceUnavailable(SkillwireError):  # noqa: N818 - mapped to HTTP 503

@@ -28,6 +28,7 @@ from skillwire.config import SkillwireConfig
 from skillwire.server.auth import KeyRing
 from skillwire.server.context import ServerContext
 from skillwire.server.errors import install_error_handlers
+from skillwire.server.limits import BodySizeLimit
 from skillwire.server.presenters import humanize, pretty
 from skillwire.server.service import JobService, ModelFactory
 from skillwire.server.signals import JobSignals, SignallingStore
@@ -67,9 +68,13 @@ class ServerSettings:
     recover_on_start: bool = True
     """Continue jobs a stopped server left queued or running (one server per file)."""
     secure_cookies: bool = False
-    """Mark the login cookie ``Secure`` (serve over HTTPS)."""
+    """Mark the login cookie ``Secure`` on every request (it is whenever a request came
+    over HTTPS anyway)."""
     poll_seconds: float = 2.0
     """A stream's longest wait without a signal (catches other processes' writes)."""
+    keepalive_seconds: float = 15.0
+    """A live stream with nothing to send for this long sends a ``: ping`` comment (so
+    proxies keep it open, and a client that went away is found)."""
 
 
 def _default_models(config: SkillwireConfig) -> ModelFactory:
@@ -121,7 +126,9 @@ def create_app(settings: ServerSettings) -> FastAPI:
         templates=_templates(),
         dev=settings.dev_key is not None,
         secure_cookies=settings.secure_cookies,
+        trust_proxy=settings.config.server.trust_proxy,
         poll_seconds=settings.poll_seconds,
+        keepalive_seconds=settings.keepalive_seconds,
     )
 
     @asynccontextmanager
@@ -164,7 +171,8 @@ def create_app(settings: ServerSettings) -> FastAPI:
     app.include_router(page_job.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.config.server.max_body_bytes)
+    app.add_middleware(SecurityHeaders)  # added last: outermost, so a 413 carries them too
     return app
 
 

@@ -1,7 +1,8 @@
 """API keys, principals and roles.
 
-A key is given as ``Authorization: Bearer <key>`` (the API) or in the HttpOnly cookie the
-login form sets (the page). Only the key's SHA-256 is configured and kept; a presented
+A key is given as ``Authorization: Bearer <key>`` (the API) or once, to the login form,
+which opens a server-side session (:mod:`.sessions`): the page's cookie holds the
+session's id, never the key. Only the key's SHA-256 is configured and kept; a presented
 key is hashed and compared with :func:`hmac.compare_digest` against every configured
 hash. Roles:
 
@@ -35,13 +36,16 @@ USER = "user"
 """Starts jobs, sees and answers its own."""
 ADMIN = "admin"
 """Sees every job and reloads skills."""
-COOKIE_NAME = "skillwire_key"
-"""The page's login cookie (HttpOnly, SameSite=Strict)."""
+COOKIE_NAME = "skillwire_session"
+"""The page's login cookie: a session id (HttpOnly, SameSite=Strict, Secure over HTTPS)."""
 
 
 def hash_key(key: str) -> str:
-    """The SHA-256 of ``key`` as lowercase hex: what ``[[server.keys]]`` stores."""
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+    """The SHA-256 of ``key`` as lowercase hex: what ``[[server.keys]]`` stores.
+
+    A lone surrogate is hashed as it stands (it matches no configured key) rather than
+    failing the request."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def new_key() -> str:
@@ -116,7 +120,10 @@ class KeyRing:
         """The principal holding ``key``, or None. Every entry is compared (no early exit)."""
         if not key:
             return None
-        digest = hash_key(key)
+        return self.identify_digest(hash_key(key))
+
+    def identify_digest(self, digest: str) -> Principal | None:
+        """The principal of the key whose SHA-256 is ``digest`` (a session's), or None."""
         found: _Entry | None = None
         for entry in self._entries:
             if hmac.compare_digest(entry.digest, digest):

@@ -1,7 +1,7 @@
 """What every route reaches: the server's parts, and who is calling.
 
 :class:`ServerContext` is kept on ``app.state.skillwire``; the dependencies here read it
-and identify the caller from ``Authorization: Bearer <key>`` or the page's cookie.
+and identify the caller from ``Authorization: Bearer <key>`` or the page's session cookie.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from skillwire.core.errors import NotAuthenticated
 from skillwire.core.store import JobStore
 from skillwire.server.auth import COOKIE_NAME, KeyRing, Principal
 from skillwire.server.service import JobService
+from skillwire.server.sessions import LoginSessions
 from skillwire.server.signals import JobSignals
 
 __all__ = [
@@ -40,10 +41,17 @@ class ServerContext:
     signals: JobSignals
     keys: KeyRing
     templates: Jinja2Templates
+    sessions: LoginSessions = field(default_factory=LoginSessions)
+    """The page's open login sessions."""
     dev: bool = False
     secure_cookies: bool = False
+    """Mark the login cookie ``Secure`` even on a request that came over plain HTTP."""
+    trust_proxy: bool = False
+    """Believe ``X-Forwarded-Proto`` (``[server] trust_proxy``)."""
     poll_seconds: float = 2.0
     """The longest a stream waits without a signal (catches other processes' writes)."""
+    keepalive_seconds: float = 15.0
+    """A live stream with nothing to send for this long sends a ``: ping`` comment."""
     closing: bool = False
     background: set[asyncio.Task[Any]] = field(default_factory=set)
     """Server tasks to keep referenced (the recovery at start)."""
@@ -65,17 +73,21 @@ def api_principal(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
-    """The caller of an API route: the bearer key, else the page's cookie."""
-    key = credentials.credentials if credentials is not None else request.cookies.get(COOKIE_NAME)
-    principal = context_of(request).keys.identify(key)
+    """The caller of an API route: the bearer key, else the page's session cookie."""
+    ctx = context_of(request)
+    if credentials is not None:
+        principal = ctx.keys.identify(credentials.credentials)
+    else:
+        principal = ctx.sessions.principal(request.cookies.get(COOKIE_NAME), ctx.keys)
     if principal is None:
         raise NotAuthenticated("a valid API key is required: Authorization: Bearer <key>")
     return principal
 
 
 def page_principal(request: Request) -> Principal:
-    """The caller of a page route: the login cookie."""
-    principal = context_of(request).keys.identify(request.cookies.get(COOKIE_NAME))
+    """The caller of a page route: the login session its cookie names."""
+    ctx = context_of(request)
+    principal = ctx.sessions.principal(request.cookies.get(COOKIE_NAME), ctx.keys)
     if principal is None:
         raise NotAuthenticated("log in with your API key")
     return principal

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from typing import Any
 from urllib.parse import quote
 
@@ -65,18 +66,20 @@ _DESCRIPTIONS = {
     403: "The caller's roles do not allow this",
     404: "No such job or skill (or not visible to the caller)",
     409: "The job is not in a state that allows this, or it changed meanwhile",
+    413: "The request body is larger than the server accepts",
     422: "The request body or parameters do not match the schema",
     503: "The skill's model is not usable now",
 }
 
 
 def error_responses(*codes: int, json_content: bool = False) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses`` entries for ``codes`` (and 422), all with the error body.
+    """OpenAPI ``responses`` entries for ``codes`` (and 413 and 422, which any request
+    can meet), all with the error body.
 
     ``json_content``: name ``application/json`` explicitly, for a route whose own media
     type is another (the event stream)."""
     out: dict[int | str, dict[str, Any]] = {}
-    for code in sorted({*codes, 422}):
+    for code in sorted({*codes, 413, 422}):
         description = _DESCRIPTIONS.get(code, "Error")
         if json_content:
             schema = {"$ref": "#/components/schemas/ErrorOut"}
@@ -213,22 +216,23 @@ def install_error_handlers(app: FastAPI) -> None:
 
 def known_query(request: Request) -> None:
     """Refuse query parameters the route does not declare (a misspelt filter such as
-    ``?stauts=paused`` would otherwise be ignored silently): 422."""
+    ``?stauts=paused`` would otherwise be ignored silently), and a parameter given twice
+    (every one holds one value; all but one would be ignored): 422."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute) or not request.query_params:
         return
-    unknown = sorted(set(request.query_params) - _query_names(route.dependant))
-    if unknown:
-        raise RequestValidationError(
-            [
-                {
-                    "loc": ("query", name),
-                    "msg": "unknown query parameter",
-                    "type": "extra_forbidden",
-                }
-                for name in unknown
-            ]
-        )
+    given = Counter(name for name, _ in request.query_params.multi_items())
+    unknown = sorted(set(given) - _query_names(route.dependant))
+    repeated = sorted({name for name, times in given.items() if times > 1} - set(unknown))
+    problems = [
+        {"loc": ("query", name), "msg": "unknown query parameter", "type": "extra_forbidden"}
+        for name in unknown
+    ] + [
+        {"loc": ("query", name), "msg": "given more than once", "type": "repeated"}
+        for name in repeated
+    ]
+    if problems:
+        raise RequestValidationError(problems)
 
 
 def _query_names(dependant: Dependant) -> set[str]:

@@ -10,21 +10,27 @@ by another process); it never loops without waiting. The API stream sends:
 - ``end``: the job completed, failed or was escalated; the stream closes.
 
 Every ``job_event`` and ``model_call`` carries the id ``<event seq>:<call seq>``, so a
-client that reconnects with ``Last-Event-ID`` continues where it stopped.
+client that reconnects with ``Last-Event-ID`` continues where it stopped. A stream with
+nothing to say for ``keepalive_seconds`` sends a ``: ping`` comment, which also finds a
+client that went away; a client going away ends its stream quietly
+(:class:`~skillwire.server.streams.EventStream`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator
+import asyncio
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
-from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi.sse import ServerSentEvent
 
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord
 from skillwire.server.context import ApiPrincipal, ServerContext, context_of
 from skillwire.server.errors import error_responses, known_query
+from skillwire.server.streams import SSE_ITEM_SCHEMA, EventStream
 
 __all__ = ["TERMINAL", "Cursor", "Tick", "follow", "router"]
 
@@ -73,6 +79,11 @@ class Tick:
     end: bool = False
     """The job is finished; nothing follows."""
 
+    @property
+    def quiet(self) -> bool:
+        """Nothing new: a keep-alive tick."""
+        return not (self.events or self.calls or self.changed or self.end)
+
 
 async def follow(
     ctx: ServerContext,
@@ -81,10 +92,13 @@ async def follow(
     *,
     version: int | None = None,
     live: bool = True,
-) -> AsyncIterator[Tick]:
+) -> AsyncGenerator[Tick, None]:
     """Ticks of ``job_id`` after ``cursor`` (advanced in place); ``version`` is the
-    job version the client has seen (None: send the job's state first)."""
+    job version the client has seen (None: send the job's state first). A live follow
+    that has had nothing to tell for ``ctx.keepalive_seconds`` yields a quiet tick."""
     store = ctx.store
+    clock = asyncio.get_running_loop().time
+    told = clock()
     while not ctx.closing:
         with ctx.signals.listen(job_id) as listener:
             record = await store.get(job_id)
@@ -95,13 +109,14 @@ async def follow(
             if tick.changed:
                 calls = await store.model_calls(job_id)
                 tick.calls = [c for c in calls if c.seq > cursor.call_seq]
-            if tick.events or tick.calls or tick.changed or tick.end:
+            if not tick.quiet or (live and clock() - told >= ctx.keepalive_seconds):
                 yield tick
+                told = clock()
             version = record.version
             if tick.end or not live:
                 return
-            if not (tick.events or tick.calls or tick.changed):
-                await listener.wait(ctx.poll_seconds)
+            if tick.quiet:
+                await listener.wait(min(ctx.poll_seconds, ctx.keepalive_seconds))
 
 
 async def visible_job(job_id: str, principal: ApiPrincipal, request: Request) -> JobRecord:
@@ -124,8 +139,14 @@ def _job_state(record: JobRecord) -> dict[str, Any]:
 
 @router.get(
     "/jobs/{job_id}/events",
-    response_class=EventSourceResponse,
-    responses=error_responses(401, 404, json_content=True),
+    response_class=EventStream,
+    responses={
+        200: {
+            "description": "The job's events as they happen",
+            "content": {"text/event-stream": {"itemSchema": SSE_ITEM_SCHEMA}},
+        },
+        **error_responses(401, 404, json_content=True),
+    },
 )
 async def job_events(
     job: Annotated[JobRecord, Depends(visible_job)],
@@ -135,19 +156,28 @@ async def job_events(
         bool, Query(description="Keep streaming until the job ends (false: what is stored).")
     ] = True,
     last_event_id: Annotated[str | None, Header(max_length=100)] = None,
-) -> AsyncIterable[ServerSentEvent]:
+) -> EventStream:
     """The job's events as server-sent events (``job_event``, ``model_call``, ``job``,
     ``end``); ``Last-Event-ID`` resumes a dropped stream."""
     ctx = context_of(request)
     cursor = Cursor.parse(last_event_id) or Cursor(after, 0)
-    async for tick in follow(ctx, job.id, cursor, live=live):
-        for event in tick.events:
-            cursor.event_seq = event.seq
-            yield ServerSentEvent(event="job_event", id=cursor.token, data=event.to_dict())
-        for call in tick.calls:
-            cursor.call_seq = call.seq
-            yield ServerSentEvent(event="model_call", id=cursor.token, data=call.to_dict())
-        if tick.changed:
-            yield ServerSentEvent(event="job", data=_job_state(tick.record))
-        if tick.end:
-            yield ServerSentEvent(event="end", data={"status": str(tick.record.status)})
+    return EventStream(_api_events(ctx, job.id, cursor, live))
+
+
+async def _api_events(
+    ctx: ServerContext, job_id: str, cursor: Cursor, live: bool
+) -> AsyncGenerator[ServerSentEvent, None]:
+    async with aclosing(follow(ctx, job_id, cursor, live=live)) as ticks:
+        async for tick in ticks:
+            for event in tick.events:
+                cursor.event_seq = event.seq
+                yield ServerSentEvent(event="job_event", id=cursor.token, data=event.to_dict())
+            for call in tick.calls:
+                cursor.call_seq = call.seq
+                yield ServerSentEvent(event="model_call", id=cursor.token, data=call.to_dict())
+            if tick.changed:
+                yield ServerSentEvent(event="job", data=_job_state(tick.record))
+            if tick.end:
+                yield ServerSentEvent(event="end", data={"status": str(tick.record.status)})
+            if tick.quiet:
+                yield ServerSentEvent(comment="ping")

@@ -168,11 +168,14 @@ async def approvals(
     principal: ApiPrincipal,
     request: Request,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> InboxOut:
-    """The caller's approvals inbox: jobs waiting for an approval one of its roles gives."""
-    records = await context_of(request).service.inbox(principal, limit=limit)
+    """The caller's approvals inbox: jobs waiting for an approval one of its roles gives,
+    oldest request first, a page at a time (``total`` counts them all; ``next_offset``
+    is the next page's ``offset``, null on the last)."""
+    records = await context_of(request).service.inbox(principal)
     items = []
-    for r in records:
+    for r in records[offset : offset + limit]:
         w = r.waiting
         if w is None:  # pragma: no cover - the inbox holds waiting jobs only
             raise UsageError(f"job {r.id} is not waiting")
@@ -190,4 +193,11 @@ async def approvals(
                 requested_at=w.created_at,
             )
         )
-    return InboxOut(approvals=items)
+    following = offset + limit
+    return InboxOut(
+        approvals=items,
+        total=len(records),
+        limit=limit,
+        offset=offset,
+        next_offset=following if following < len(records) else None,
+    )

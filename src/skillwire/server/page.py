@@ -2,8 +2,9 @@
 
 Server-rendered (Jinja2) with htmx for the parts that change in place; every form also
 works as a plain POST that redirects. The job page itself is in :mod:`.page_job`.
-A POST from another origin is refused (403); the login cookie is HttpOnly and
-SameSite=Lax.
+A POST from another origin is refused (403). Logging in opens a server-side session
+(:mod:`.sessions`); the cookie holds its id only, HttpOnly, SameSite=Strict, Path=/, and
+Secure whenever the request came over HTTPS. Logging out closes the session.
 """
 
 from __future__ import annotations
@@ -15,11 +16,15 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from skillwire.core.errors import ForbiddenError, UsageError
 from skillwire.core.job import JobStatus
-from skillwire.server.auth import COOKIE_NAME, Principal
-from skillwire.server.context import PagePrincipal, context_of
+from skillwire.server.auth import COOKIE_NAME, Principal, hash_key
+from skillwire.server.context import PagePrincipal, ServerContext, context_of
+from skillwire.server.sessions import over_https
 from skillwire.server.skills import skill_out
 
-__all__ = ["render", "router", "same_origin"]
+__all__ = ["INBOX_PAGE_SIZE", "render", "router", "same_origin"]
+
+INBOX_PAGE_SIZE = 50
+"""Approvals shown on one page of the inbox (the others are a link away)."""
 
 
 def same_origin(request: Request) -> None:
@@ -41,13 +46,15 @@ async def render(
     principal: Principal | None,
     template: str,
     status_code: int = 200,
+    inbox_count: int | None = None,
     **values: Any,
 ) -> HTMLResponse:
-    """Render ``template`` with the navigation's facts (who, dev mode, inbox size)."""
+    """Render ``template`` with the navigation's facts (who, dev mode, inbox size; the
+    inbox is read unless ``inbox_count`` is given)."""
     ctx = context_of(request)
-    inbox = 0
-    if principal is not None and principal.approver_roles:
-        inbox = len(await ctx.service.inbox(principal, limit=500))
+    inbox = inbox_count or 0
+    if inbox_count is None and principal is not None and principal.approver_roles:
+        inbox = len(await ctx.service.inbox(principal))
     response: HTMLResponse = ctx.templates.TemplateResponse(
         request,
         template,
@@ -78,9 +85,10 @@ async def login(
     key: Annotated[str, Form(max_length=500)] = "",
     next: Annotated[str, Form(max_length=500)] = "/",
 ) -> Response:
-    """Check the key; keep it in an HttpOnly cookie."""
+    """Check the key; open a session and keep its id (not the key) in the cookie."""
     ctx = context_of(request)
-    principal = ctx.keys.identify(key.strip())
+    key = key.strip()
+    principal = ctx.keys.identify(key)
     if principal is None:
         return await render(
             request,
@@ -90,23 +98,31 @@ async def login(
             next=_local(next),
             error="That key is not valid. Ask the server's operator for one.",
         )
+    ctx.sessions.close(request.cookies.get(COOKIE_NAME))  # a new login ends the previous one
+    session_id = ctx.sessions.open(hash_key(key))
     response = RedirectResponse(_local(next), status_code=303)
     response.set_cookie(
         COOKIE_NAME,
-        key.strip(),
-        httponly=True,
-        samesite="lax",
-        secure=ctx.secure_cookies,
-        max_age=12 * 3600,
+        session_id,
+        max_age=int(ctx.sessions.lifetime),
+        **_cookie_attributes(request, ctx),
     )
     return response
 
 
+def _cookie_attributes(request: Request, ctx: ServerContext) -> dict[str, Any]:
+    """The attributes the login cookie is set and deleted with."""
+    secure = ctx.secure_cookies or over_https(request, trust_proxy=ctx.trust_proxy)
+    return {"path": "/", "httponly": True, "samesite": "strict", "secure": secure}
+
+
 @router.post("/logout")
-async def logout() -> RedirectResponse:
-    """Forget the key."""
+async def logout(request: Request) -> RedirectResponse:
+    """Close the session (its cookie is refused from now on) and drop the cookie."""
+    ctx = context_of(request)
+    ctx.sessions.close(request.cookies.get(COOKIE_NAME))
     response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(COOKIE_NAME)
+    response.delete_cookie(COOKIE_NAME, **_cookie_attributes(request, ctx))
     return response
 
 
@@ -171,10 +187,24 @@ async def job_list(
 
 
 @router.get("/approvals", response_class=HTMLResponse)
-async def inbox(request: Request, principal: PagePrincipal) -> HTMLResponse:
-    """Calls waiting for an approval the caller may give: tool, arguments and reason."""
-    jobs = await context_of(request).service.inbox(principal, limit=200)
-    return await render(request, principal, "approvals.html", jobs=jobs)
+async def inbox(
+    request: Request,
+    principal: PagePrincipal,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> HTMLResponse:
+    """Calls waiting for an approval the caller may give: tool, arguments and reason,
+    :data:`INBOX_PAGE_SIZE` a page, oldest first, with links to the other pages."""
+    jobs = await context_of(request).service.inbox(principal)
+    return await render(
+        request,
+        principal,
+        "approvals.html",
+        inbox_count=len(jobs),
+        jobs=jobs[offset : offset + INBOX_PAGE_SIZE],
+        total=len(jobs),
+        offset=offset,
+        page_size=INBOX_PAGE_SIZE,
+    )
 
 
 @router.get("/skills", response_class=HTMLResponse)

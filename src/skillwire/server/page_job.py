@@ -9,22 +9,24 @@ fetches the panel again whenever the job was saved.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Coroutine
+from collections.abc import AsyncGenerator, Coroutine
+from contextlib import aclosing
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi.sse import ServerSentEvent
 
 from skillwire.core.errors import NotFoundError, UsageError
 from skillwire.core.job import JobRecord
 from skillwire.engine import JobView
 from skillwire.server.auth import Principal
-from skillwire.server.context import PagePrincipal, context_of
+from skillwire.server.context import PagePrincipal, ServerContext, context_of
 from skillwire.server.events import Cursor, follow
 from skillwire.server.page import render, same_origin
 from skillwire.server.presenters import FIELD_PREFIX, JobPanel, form_values, job_panel
 from skillwire.server.service import Outcome
+from skillwire.server.streams import EventStream
 
 __all__ = ["router"]
 
@@ -87,31 +89,41 @@ async def _page_visible_job(job_id: str, principal: PagePrincipal, request: Requ
     return await context_of(request).service.record(principal, job_id)
 
 
-@router.get("/jobs/{job_id}/stream", response_class=EventSourceResponse)
+@router.get("/jobs/{job_id}/stream", response_class=EventStream)
 async def job_stream(
     job: Annotated[JobRecord, Depends(_page_visible_job)],
     request: Request,
     after: Annotated[int, Query(ge=0)] = 0,
     calls: Annotated[int, Query(ge=0)] = 0,
     version: Annotated[int | None, Query(ge=0)] = None,
-) -> AsyncIterable[ServerSentEvent]:
+) -> EventStream:
     """Rendered timeline rows (``row``), model-call rows (``call``), ``state`` when the
     job was saved, ``end`` when it finished."""
-    ctx = context_of(request)
+    cursor = Cursor.parse(request.headers.get("last-event-id")) or Cursor(after, calls)
+    return EventStream(_page_events(context_of(request), job.id, cursor, version))
+
+
+async def _page_events(
+    ctx: ServerContext, job_id: str, cursor: Cursor, version: int | None
+) -> AsyncGenerator[ServerSentEvent, None]:
     env = ctx.templates.env
     row, call_row = env.get_template("_event_row.html"), env.get_template("_call_row.html")
-    cursor = Cursor.parse(request.headers.get("last-event-id")) or Cursor(after, calls)
-    async for tick in follow(ctx, job.id, cursor, version=version):
-        for event in tick.events:
-            cursor.event_seq = event.seq
-            yield ServerSentEvent(event="row", id=cursor.token, raw_data=row.render(e=event))
-        for call in tick.calls:
-            cursor.call_seq = call.seq
-            yield ServerSentEvent(event="call", id=cursor.token, raw_data=call_row.render(c=call))
-        if tick.changed:
-            yield ServerSentEvent(event="state", raw_data=str(tick.record.version))
-        if tick.end:
-            yield ServerSentEvent(event="end", raw_data=str(tick.record.status))
+    async with aclosing(follow(ctx, job_id, cursor, version=version)) as ticks:
+        async for tick in ticks:
+            for event in tick.events:
+                cursor.event_seq = event.seq
+                yield ServerSentEvent(event="row", id=cursor.token, raw_data=row.render(e=event))
+            for call in tick.calls:
+                cursor.call_seq = call.seq
+                yield ServerSentEvent(
+                    event="call", id=cursor.token, raw_data=call_row.render(c=call)
+                )
+            if tick.changed:
+                yield ServerSentEvent(event="state", raw_data=str(tick.record.version))
+            if tick.end:
+                yield ServerSentEvent(event="end", raw_data=str(tick.record.status))
+            if tick.quiet:
+                yield ServerSentEvent(comment="ping")
 
 
 async def _after(

@@ -186,9 +186,15 @@ class InboxItem(BaseModel):
 
 
 class InboxOut(BaseModel):
-    """The caller's approvals inbox, oldest request first."""
+    """A page of the caller's approvals inbox, oldest request first."""
 
     approvals: list[InboxItem]
+    total: int
+    """How many approvals wait for the caller in all (every page)."""
+    limit: int
+    offset: int
+    next_offset: int | None
+    """The ``offset`` of the next page; null on the last page."""
 
 
 class SkillIntentOut(BaseModel):

@@ -42,15 +42,16 @@ from skillwire.server.signals import JobSignals, creation_watch
 from skillwire.server.skillbook import SkillBook
 from skillwire.skills import Skill
 
-__all__ = ["INBOX_SCAN_LIMIT", "JobService", "ModelFactory", "Outcome", "ServiceUnavailable"]
+__all__ = ["INBOX_READ_PAGE", "JobService", "ModelFactory", "Outcome", "ServiceUnavailable"]
 
 log = logging.getLogger("skillwire.server")
 
 ModelFactory = Callable[[Skill], ModelChoice]
 """The models a skill's jobs run on (default: ``assembly.choose_models`` per skill)."""
 
-INBOX_SCAN_LIMIT = 5000
-"""At most this many paused jobs are read to build an approvals inbox."""
+INBOX_READ_PAGE = 500
+"""Paused jobs read from the store at a time while an approvals inbox is built (every
+paused job is read, a page at a time)."""
 
 _DECISION_KINDS = frozenset({"approval_granted", "approval_denied"})
 
@@ -208,20 +209,32 @@ class JobService:
             owner=owner, status=status, skill_id=skill_id, limit=limit, offset=offset
         )
 
-    async def inbox(self, principal: Principal, *, limit: int = 100) -> list[JobRecord]:
-        """Jobs waiting for an approval that ``principal`` may give, oldest request first."""
+    async def inbox(self, principal: Principal) -> list[JobRecord]:
+        """Every job waiting for an approval that ``principal`` may give, oldest request
+        first.
+
+        The paused jobs are read a page at a time, newest first. Consecutive pages overlap
+        by a tenth and a job met twice counts once: a job that leaves its pause while the
+        pages are read shifts the later ones back by one, and the overlap keeps that from
+        skipping the job at the seam."""
         if not principal.approver_roles:
             return []
-        found: list[JobRecord] = []
-        offset, page = 0, 500
-        while offset < INBOX_SCAN_LIMIT:
+        found: dict[str, JobRecord] = {}
+        page = max(1, INBOX_READ_PAGE)
+        step = page - page // 10
+        offset = 0
+        while True:
             batch = await self.store.list(status=JobStatus.PAUSED, limit=page, offset=offset)
-            found.extend(r for r in batch if waits_for_approval_by(principal, r))
+            for record in batch:
+                if waits_for_approval_by(principal, record):
+                    found.setdefault(record.id, record)
             if len(batch) < page:
                 break
-            offset += page
-        found.sort(key=lambda r: r.waiting.created_at if r.waiting else r.updated_at)
-        return found[:limit]
+            offset += step
+        return sorted(
+            found.values(),
+            key=lambda r: (r.waiting.created_at if r.waiting else r.updated_at, r.id),
+        )
 
     # -- changing ----------------------------------------------------------------------
 
