@@ -35,6 +35,10 @@ PRIVATE_SIGNALS = {
 }
 """The signals that stay beside the code that raises and catches them."""
 
+FRAMEWORK_ADAPTERS = {"skillwire.server.limits.BodyTooLargeError": "RequestTooLargeError"}
+"""Core errors that must also be a web framework's exception where they are raised
+(FastAPI answers 400 for anything but Starlette's HTTPException raised in a body read)."""
+
 
 @cache
 def exception_classes() -> dict[str, type[BaseException]]:
@@ -70,7 +74,9 @@ def test_every_exception_skillwire_defines_is_a_skillwire_error() -> None:
 
 def test_every_exception_lives_in_core_errors_unless_private_to_a_package() -> None:
     elsewhere = {n for n in exception_classes() if not n.startswith("skillwire.core.errors.")}
-    assert elsewhere == PRIVATE_SIGNALS
+    assert elsewhere == PRIVATE_SIGNALS | FRAMEWORK_ADAPTERS.keys()
+    for name, core_name in FRAMEWORK_ADAPTERS.items():
+        assert issubclass(exception_classes()[name], getattr(errors, core_name)), name
     for name in PRIVATE_SIGNALS:
         assert issubclass(exception_classes()[name], ControlFlowSignal), name
 

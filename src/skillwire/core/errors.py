@@ -10,7 +10,10 @@ Failures, each a mistake of someone in particular or a thing that went wrong::
     ├── UsageError                 a caller passed something wrong (bad argument, bad request)
     │   ├── NotFoundError          no such job (or skill)
     │   ├── ForbiddenError         the caller's role may not do this (e.g. approve)
-    │   └── ConflictError          the job is not in a state that allows this, or changed
+    │   ├── ConflictError          the job is not in a state that allows this, or changed
+    │   └── RequestTooLargeError   a request body passed the server's limit (413); the
+    │                              server raises it as BodyTooLargeError, which is also
+    │                              Starlette's HTTPException
     ├── NotAuthenticated           no API key, or one not configured (the server: 401)
     ├── ServiceUnavailable         a skill's model is not usable now (the server: 503)
     ├── ModelError                 a model call failed (its text is redacted of secrets)
@@ -77,6 +80,7 @@ __all__ = [
     "NotAuthenticated",
     "NotFoundError",
     "ParseFailure",
+    "RequestTooLargeError",
     "SchemaTooNewError",
     "ScriptError",
     "ScriptExhaustedError",
@@ -144,6 +148,14 @@ class ForbiddenError(UsageError):
 
 class ConflictError(UsageError):
     """The job is not in a state that allows this, or it changed meanwhile."""
+
+
+class RequestTooLargeError(UsageError):
+    """A request body passed the server's limit (the server: 413)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the request body is larger than this server accepts ({limit} bytes)")
+        self.limit = limit
 
 
 class NotAuthenticated(SkillwireError):  # noqa: N818 - mapped to 401 (API) or the login page

@@ -35,6 +35,7 @@ from skillwire.core.errors import (
     ForbiddenError,
     NotAuthenticated,
     NotFoundError,
+    RequestTooLargeError,
     ServiceUnavailable,
     SkillError,
     UsageError,
@@ -144,6 +145,8 @@ def _usage_status(exc: UsageError) -> tuple[int, str]:
         return 403, "forbidden"
     if isinstance(exc, ConflictError):
         return 409, "conflict"
+    if isinstance(exc, RequestTooLargeError):
+        return 413, "too_large"
     return 400, "bad_request"
 
 

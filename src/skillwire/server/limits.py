@@ -3,7 +3,7 @@
 :class:`BodySizeLimit` is plain ASGI, so streamed responses stay streams. A request
 that declares a larger ``Content-Length`` is answered 413 before the application sees
 it; a body sent without one (chunked) is counted as it arrives, and the read that passes
-the limit raises :class:`BodyTooLarge`, which the error handlers turn into the same 413
+the limit raises :class:`BodyTooLargeError`, which the error handlers turn into the same 413
 (``{"error": {"code": "too_large", ...}}``). Nothing past the limit is buffered.
 """
 
@@ -13,19 +13,21 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "BodySizeLimit", "BodyTooLarge"]
+from skillwire.core.errors import RequestTooLargeError
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "BodySizeLimit", "BodyTooLargeError"]
 
 DEFAULT_MAX_BODY_BYTES = 1_048_576
 """1 MiB: a message is at most 20,000 characters; an input or a context is small."""
 
 
-class BodyTooLarge(HTTPException):
-    """The request body passed the limit (413)."""
+class BodyTooLargeError(RequestTooLargeError, HTTPException):
+    """:class:`~skillwire.core.errors.RequestTooLargeError` as Starlette's HTTPException
+    too: FastAPI turns any other error raised while it reads a body into a 400."""
 
     def __init__(self, limit: int) -> None:
-        super().__init__(
-            413, f"the request body is larger than this server accepts ({limit} bytes)"
-        )
+        RequestTooLargeError.__init__(self, limit)
+        HTTPException.__init__(self, 413, str(self))
 
 
 class BodySizeLimit:
@@ -45,7 +47,7 @@ class BodySizeLimit:
             await _refuse(scope, receive, send, 400, "the Content-Length header is not a length")
             return
         if declared > self.max_bytes:
-            await _refuse(scope, receive, send, 413, BodyTooLarge(self.max_bytes).detail)
+            await _refuse(scope, receive, send, 413, BodyTooLargeError(self.max_bytes).detail)
             return
         received = 0
         started = False
@@ -53,12 +55,12 @@ class BodySizeLimit:
         async def counted_receive() -> Message:
             nonlocal received
             if received > self.max_bytes:
-                raise BodyTooLarge(self.max_bytes)
+                raise BodyTooLargeError(self.max_bytes)
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_bytes:
-                    raise BodyTooLarge(self.max_bytes)
+                    raise BodyTooLargeError(self.max_bytes)
             return message
 
         async def watched_send(message: Message) -> None:
@@ -68,7 +70,7 @@ class BodySizeLimit:
 
         try:
             await self.app(scope, counted_receive, watched_send)
-        except BodyTooLarge as exc:
+        except BodyTooLargeError as exc:
             # The error handlers answer it inside the application; this is for a read
             # made where they do not reach (after a response started, there is nothing
             # left to say: the cut response ends the connection).
