@@ -27,7 +27,7 @@ from skillwire.core.issues import UsageError
 from skillwire.core.job import JobRecord, JobStatus
 from skillwire.core.store import VersionConflict
 from skillwire.store import SQLiteJobStore
-from skillwire.store.sqlite import _dumps
+from skillwire.store._stored_json import stored_json
 
 
 class Watch:
@@ -422,7 +422,7 @@ class Level(enum.IntEnum):
 
 
 def read_back_equal(value: Any) -> bool:
-    """The rule ``_dumps`` keeps: stored only if it reads back equal."""
+    """The rule ``stored_json`` keeps: stored only if it reads back equal."""
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
@@ -432,7 +432,7 @@ def read_back_equal(value: Any) -> bool:
 
 def accepted(value: Any) -> bool:
     try:
-        _dumps(value, "v")
+        stored_json(value, "v")
     except TypeError:
         return False
     return True
@@ -452,14 +452,14 @@ def values() -> Iterator[Any]:
 def test_dumps_stores_exactly_what_reads_back_equal(value: Any) -> None:
     assert accepted(value) == read_back_equal(value)
     if accepted(value):
-        assert json.loads(_dumps(value, "v")) == value
+        assert json.loads(stored_json(value, "v")) == value
 
 
 def test_dumps_refuses_a_circular_value() -> None:
     cycle: dict[str, Any] = {"a": [1]}
     cycle["a"].append(cycle)
     with pytest.raises(TypeError, match="Circular reference"):
-        _dumps(cycle, "v")
+        stored_json(cycle, "v")
 
 
 # -- group commit ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillwire.core.plainjson import plain_dumps
-from skillwire.store.sqlite import _dumps, _dumps_checked
+from skillwire.store._stored_json import checked_json, stored_json
 from skillwire.tools.python_callable import as_json
 
 
@@ -50,7 +50,7 @@ def outcome(dump: Any, value: Any) -> tuple[str, Any]:
 @settings(max_examples=1500, deadline=None)
 @given(VALUES)
 def test_the_fast_path_agrees_with_the_standard_library(value: Any) -> None:
-    fast, slow = outcome(_dumps, value), outcome(_dumps_checked, value)
+    fast, slow = outcome(stored_json, value), outcome(checked_json, value)
     assert fast[0] == slow[0]
     if fast[0] == "ok":
         assert fast[1] == slow[1] == value
@@ -59,12 +59,12 @@ def test_the_fast_path_agrees_with_the_standard_library(value: Any) -> None:
 @pytest.mark.parametrize("value", [math.nan, [1.0, math.inf], {"a": (1,)}, {"k": {2: 1}}])
 def test_values_that_would_not_read_back_are_refused(value: Any) -> None:
     with pytest.raises(TypeError, match=r"not JSON|cannot hold|key of type|does not read back"):
-        _dumps({"x": value}, "job j1 state")
+        stored_json({"x": value}, "job j1 state")
 
 
 def test_big_integers_and_subclasses_take_the_standard_path() -> None:
-    assert json.loads(_dumps({"n": 2**70}, "v")) == {"n": 2**70}
-    assert _dumps({"level": Level.LOW, "t": Text("é")}, "v") == '{"level":1,"t":"é"}'
+    assert json.loads(stored_json({"n": 2**70}, "v")) == {"n": 2**70}
+    assert stored_json({"level": Level.LOW, "t": Text("é")}, "v") == '{"level":1,"t":"é"}'
 
 
 @settings(max_examples=1000, deadline=None)
