@@ -4,14 +4,23 @@ The first write queued on a loop starts a flush, which runs once the tasks ready
 that moment have had their turn: a thousand jobs saving at about the same moment then
 cost one ``BEGIN IMMEDIATE`` ... ``COMMIT``.
 
-The rule that keeps a batch from failing for one of its writes: **a write refuses
-before it changes anything.** A write raises :class:`VersionConflict` or
-:class:`UsageError` only from the statement that would first change the database (the
-``UPDATE`` of the job's row that checks its version and seqs, the ``INSERT`` of a job
-that exists), so it needs no savepoint: it raises to its own caller and the others
-land. Everything a write binds is made before it is queued (its row and journal entry,
-whose JSON is checked there), so a value that is not JSON fails its caller alone,
-before the batch.
+The rule that keeps one write from failing the others: **a write fails before it
+changes anything, or is undone alone.**
+
+* Before: what a write binds is made before it is queued, and checked there (its JSON,
+  its seqs in order): such a mistake fails its caller before the batch. In the batch, a
+  write raises :class:`VersionConflict` or :class:`UsageError` only from the statement
+  that would first change the database (the ``UPDATE`` of the job's row that checks its
+  version and seqs, the ``INSERT`` of a job that exists), so it has changed nothing and
+  needs no savepoint: it raises to its own caller, and the others land.
+* Alone: a write that fails of its own making in the batch (:data:`OWN_FAULTS`: a value
+  SQLite cannot take, a text past its length limit), perhaps after its first statement
+  changed the job's row, rolls the transaction back, and the batch is written again
+  without it: its error goes to its caller only. That costs a second transaction when
+  it happens, instead of a savepoint around every write.
+
+An error of the store's own (the file busy, locked, full or unreadable) fails the whole
+batch and every writer hears it; a busy file first sends the batch to the worker thread.
 """
 
 from __future__ import annotations
@@ -26,7 +35,20 @@ from skillwire.core.issues import UsageError
 from skillwire.core.store import VersionConflict
 from skillwire.store._connection import SharedConnection, is_busy
 
-__all__ = ["GroupCommit"]
+__all__ = ["OWN_FAULTS", "GroupCommit"]
+
+OWN_FAULTS = (
+    ValueError,
+    TypeError,
+    OverflowError,
+    sqlite3.DataError,
+    sqlite3.IntegrityError,
+    sqlite3.InterfaceError,
+    sqlite3.ProgrammingError,
+)
+"""Errors a write's own values cause: text the driver cannot encode, a number or type
+it cannot bind, a value past SQLite's limits or against a constraint. The others (the
+file busy, locked, full, unreadable) are the store's, and fail the whole batch."""
 
 Write = Callable[..., None]
 """A write: ``fn(db, *args)`` on the connection, inside a transaction it does not end."""
@@ -53,9 +75,8 @@ class GroupCommit(SharedConnection):
 
         The first write queued starts a flush, which runs once the tasks ready now have
         had their turn: writes made at about the same moment by many jobs then cost one
-        commit. Each write still lands whole or not at all: a write refused (a version
-        conflict, a seq already stored) has changed nothing, and its error is raised to
-        its caller only.
+        commit. Each write still lands whole or not at all, and its error is raised to
+        its caller only (see the module).
         """
         if self._closed:
             raise UsageError(f"the job store {self.path} is closed")
@@ -121,30 +142,14 @@ class GroupCommit(SharedConnection):
         _answer(batch, outcomes)
 
     def _write_batch(self, items: list[tuple[Write, tuple[Any, ...]]]) -> list[Exception | None]:
-        """Every write of ``items`` in one transaction; a write's version conflict or
-        seq already stored is its outcome, any other error fails the whole batch (rolled
-        back).
-
-        No savepoints are needed: each write checks the stored version and seqs in the
-        statement that would change the job's row, and adds its journal row only once
-        that succeeded, so a write refused for either reason has changed nothing.
-        """
+        """Every write of ``items`` in one transaction: each one's outcome, None for
+        written, its error for refused or failed alone (see the module). Any other
+        error fails the whole batch, rolled back."""
         db = self._db()
-        outcomes: list[Exception | None] = []
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for fn, args in items:
-                try:
-                    fn(db, *args)
-                except (VersionConflict, UsageError) as exc:
-                    outcomes.append(exc)
-                else:
-                    outcomes.append(None)
-            db.execute("COMMIT" if None in outcomes else "ROLLBACK")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
+        outcomes: list[Exception | None] = [None] * len(items)
+        left_out: set[int] = set()
+        while (failed := _write_together(db, items, outcomes, left_out)) is not None:
+            left_out.add(failed)
         self._committed()
         return outcomes
 
@@ -177,3 +182,36 @@ def _answer(batch: list[_Queued], outcome: BaseException | list[Exception | None
             future.set_result(None)
         else:
             future.set_exception(each)
+
+
+def _write_together(
+    db: sqlite3.Connection,
+    items: list[tuple[Write, tuple[Any, ...]]],
+    outcomes: list[Exception | None],
+    left_out: set[int],
+) -> int | None:
+    """One transaction over the writes of ``items`` not ``left_out``, each one's
+    outcome set in ``outcomes``; committed if any was written. Returns None, or the
+    place of a write that failed of its own making (:data:`OWN_FAULTS`): then
+    everything is rolled back, to be written again without it."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for index, (fn, args) in enumerate(items):
+            if index in left_out:
+                continue
+            try:
+                fn(db, *args)
+            except (VersionConflict, UsageError) as exc:  # refused: nothing changed
+                outcomes[index] = exc
+            except OWN_FAULTS as exc:  # it may have changed something: undo it alone
+                outcomes[index] = exc
+                db.execute("ROLLBACK")
+                return index
+            else:
+                outcomes[index] = None
+        db.execute("COMMIT" if None in outcomes else "ROLLBACK")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return None
