@@ -27,7 +27,7 @@ from skillwire.core.job import (
     OutcomeClass,
     Waiting,
 )
-from skillwire.store._stored_json import stored_json
+from skillwire.store._stored_json import storable, stored_json
 
 __all__ = [
     "JOB_COLUMNS",
@@ -107,14 +107,14 @@ def write_values(
     body_json = stored_json(body, f"job {job.id}")
     first_event, last_event, first_call, last_call, data = _journal_entry(job.id, events, calls)
     return {
-        "id": job.id,
-        "skill_id": job.skill_id,
-        "owner": job.owner,
+        "id": storable(job.id),
+        "skill_id": storable(job.skill_id),
+        "owner": storable(job.owner),
         "status": str(JobStatus(job.status)),
         "outcome_class": outcome,
         "version": version,
-        "created_at": job.created_at,
-        "updated_at": job.updated_at,
+        "created_at": storable(job.created_at),
+        "updated_at": storable(job.updated_at),
         "state_version": job.state_version,
         "body": body_json,
         "data": data,

@@ -62,6 +62,7 @@ from skillwire.store._rows import (
     with_version,
     write_values,
 )
+from skillwire.store._stored_json import storable
 
 __all__ = ["JobStateTooNewError", "SQLiteJobStore"]
 
@@ -181,15 +182,15 @@ class SQLiteJobStore(GroupCommit):
 
     async def get(self, job_id: str) -> JobRecord | None:
         """The job, or None. Raises :class:`JobStateTooNewError` for a newer state."""
-        return await self._call(self._get, job_id)
+        return await self._call(self._get, storable(job_id))
 
     async def events(self, job_id: str, *, after_seq: int = 0) -> list[Event]:
         """The job's events with ``seq > after_seq``, in order."""
-        return await self._call(self._events, job_id, after_seq)
+        return await self._call(self._events, storable(job_id), after_seq)
 
     async def model_calls(self, job_id: str) -> list[ModelCallRecord]:
         """The job's model calls, in order."""
-        return await self._call(self._model_calls, job_id)
+        return await self._call(self._model_calls, storable(job_id))
 
     async def bytes_for(self, job_id: str) -> int:
         """Bytes of the job's stored values: its row, its events and its model calls.
@@ -197,7 +198,7 @@ class SQLiteJobStore(GroupCommit):
         Text counts its UTF-8 bytes, numbers 8 bytes, NULL none. SQLite's record
         headers, page slack and the indexes are not counted (0 for an unknown job).
         """
-        return await self._call(self._bytes_for, job_id)
+        return await self._call(self._bytes_for, storable(job_id))
 
     async def close(self) -> None:
         """Finish the queued work, checkpoint, close the connections, stop the thread.
@@ -292,7 +293,7 @@ class SQLiteJobStore(GroupCommit):
         if limit < 0 or offset < 0:
             raise UsageError(f"limit and offset must be >= 0, not {limit} and {offset}")
         filters = {
-            column: str(value)
+            column: storable(str(value))
             for column, value in (("owner", owner), ("status", status), ("skill_id", skill_id))
             if value is not None
         }
