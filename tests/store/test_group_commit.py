@@ -150,3 +150,25 @@ def test_a_write_that_fails_after_changing_its_job_is_undone_alone(tmp_path: Pat
             assert not store._conn.in_transaction
 
     asyncio.run(main())
+
+
+def test_a_batch_whose_every_write_fails_alone_ends(tmp_path: Path) -> None:
+    """Each write left out in turn: every caller hears its own error, nothing lands,
+    and the store is left without a transaction open, ready for the next save."""
+
+    async def main() -> None:
+        async with SQLiteJobStore(tmp_path / "jobs.db") as store:
+            jobs = [await store.create(make_job(f"j{i}")) for i in range(6)]
+            results = await asyncio.gather(
+                *(
+                    store.save(replace(job, state_version=2**63 + i), expected_version=1)
+                    for i, job in enumerate(jobs)
+                ),
+                return_exceptions=True,
+            )
+            assert all(isinstance(r, OverflowError) for r in results), results
+            assert [await store.get(job.id) for job in jobs] == jobs
+            assert store._conn is not None and not store._conn.in_transaction
+            assert (await store.save(jobs[0], expected_version=1)).version == 2
+
+    asyncio.run(main())

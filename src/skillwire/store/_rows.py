@@ -19,14 +19,7 @@ from typing import Any
 import orjson
 
 from skillwire.core.issues import UsageError
-from skillwire.core.job import (
-    Event,
-    JobRecord,
-    JobStatus,
-    ModelCallRecord,
-    OutcomeClass,
-    Waiting,
-)
+from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass, Waiting
 from skillwire.store._stored_json import storable, stored_json
 
 __all__ = [
