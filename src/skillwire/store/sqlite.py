@@ -11,13 +11,14 @@ The store is three layers, one concern each:
   JSON and text in :mod:`~skillwire.store._stored_json`; the schema is in
   :mod:`~skillwire.store.migrations`.
 
-A save is ``UPDATE jobs ... WHERE id = :id AND version = :expected AND last_event <
+A save is ``UPDATE jobs ... WHERE id = :id AND version = :version - 1 AND last_event <
 :first_event AND last_call < :first_call`` (the job's row keeps the highest seqs stored:
 ``m003_seqs_on_the_job``) followed by one ``journal`` row holding the save's new events
 and model calls (``m002_journal``): all of it lands or none of it, and only if the
 stored version is the one the caller read and the save's seqs follow those stored. A
 save that is refused (a version conflict, a seq already stored) is refused by that
-``UPDATE`` (or by the ``INSERT`` of a job that exists) before it changes anything.
+``UPDATE`` (or by the ``INSERT`` of a job that exists) before it changes anything. The
+``events`` view (``m004_events_view``) reads the journal's events with plain SQL.
 
 Errors raised on purpose::
 
@@ -42,13 +43,7 @@ from typing import Any, Literal
 import orjson
 
 from skillwire.core.issues import SkillwireError, UsageError
-from skillwire.core.job import (
-    JOB_STATE_VERSION,
-    Event,
-    JobRecord,
-    JobStatus,
-    ModelCallRecord,
-)
+from skillwire.core.job import JOB_STATE_VERSION, Event, JobRecord, JobStatus, ModelCallRecord
 from skillwire.core.store import VersionConflict
 from skillwire.store._group_commit import GroupCommit
 from skillwire.store._rows import (
