@@ -111,6 +111,12 @@ def test_a_lone_surrogate_in_an_id_spoils_no_create_of_its_batch(tmp_path: Path)
             assert saved.version == 2 and (await store.get("j\ufffd")) == mend(saved)
             assert [e.seq for e in await store.events("j\ufffd")] == [1, 2]
             assert [j.id for j in await store.list(owner="alice")] == ["b", "j\ufffd", "a"]
+            await store.create(make_job("c", owner=f"bo{LONE}b", skill_id=f"s{LONE}"))
+            found_by = await store.list(owner=f"bo{LONE}b", skill_id=f"s{LONE}")
+            assert [(j.id, j.owner, j.skill_id) for j in found_by] == [
+                ("c", "bo\ufffdb", "s\ufffd")
+            ]
+            assert await store.bytes_for(spoiled) > 0
 
     asyncio.run(main())
 
