@@ -1,6 +1,7 @@
 """The journal: a row per save holding its events and model calls. Reads give back the
 records in seq order from any number of saves; a save's seqs must follow those stored;
-a file written with schema 1 (a row per event and per model call) moves over intact."""
+a file written with schema 1 (a row per event and per model call) moves over intact;
+the ``events`` view reads the events out of it with plain SQL."""
 
 from __future__ import annotations
 
@@ -122,7 +123,54 @@ def test_a_schema_1_file_moves_to_the_journal(tmp_path: Path) -> None:
 
     asyncio.run(main())
     with sqlite3.connect(path) as db:
-        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+        tables = {
+            name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        audit = db.execute("SELECT job_id, seq, data FROM events ORDER BY job_id, seq").fetchall()
     db.close()
     assert "journal" in tables and "events" not in tables and "model_calls" not in tables
+    assert audit[:3] == [("a", n, json.dumps({"n": n, "text": "é"}, separators=(",", ":"),
+                                             ensure_ascii=False)) for n in (1, 2, 3)]  # fmt: skip
+    assert [(job_id, seq) for job_id, seq, _data in audit[3:]] == [("a", 4)]
+
+
+def test_the_audit_reads_with_plain_sql(tmp_path: Path) -> None:
+    """One row per event in the ``events`` view, from every save and every job, the
+    same as the store reads back; a save without events adds none."""
+    path = tmp_path / "jobs.db"
+    asked = Event(
+        "j1", 3, "t3", "planner", "paused", "APPROVAL_REQUIRED", "Refund 750 for 'ORD-1'?",
+        {"tool": "refund", "args": {"amount": 750}},
+    )  # fmt: skip
+
+    async def body(store: SQLiteJobStore) -> list[Event]:
+        job = await store.create(make_job(), [event("j1", 1, tool="lookup")])
+        job = await store.save(job, expected_version=1, events=[event("j1", 2), asked],
+                               model_calls=[call("j1", 1)])  # fmt: skip
+        await store.save(job, expected_version=2, model_calls=[call("j1", 2)])
+        await store.create(make_job("j0"), [event("j0", 1, text="é ✓", n=[1.5, None])])
+        return await store.events("j0") + await store.events("j1")
+
+    stored = run_with_store(path, body)
+    with sqlite3.connect(path) as db:
+        rows = db.execute(
+            "SELECT job_id, seq, at, stage, kind, reason_code, message, data FROM events "
+            "ORDER BY job_id, seq"
+        ).fetchall()
+        codes = db.execute(
+            "SELECT reason_code, count(*) FROM events WHERE job_id = ? GROUP BY reason_code "
+            "ORDER BY reason_code",
+            ("j1",),
+        ).fetchall()
+        tools = db.execute(
+            "SELECT seq, json_extract(data, '$.args.amount') FROM events "
+            "WHERE kind = 'paused' AND json_extract(data, '$.tool') = 'refund'"
+        ).fetchall()
+    db.close()
+    assert [row[:7] for row in rows] == [
+        (e.job_id, e.seq, e.at, e.stage, e.kind, e.reason_code, e.message) for e in stored
+    ]
+    assert [json.loads(row[7]) for row in rows] == [e.data for e in stored]
+    assert codes == [("APPROVAL_REQUIRED", 1), ("OK", 2)]
+    assert tools == [(3, 750)]

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillwire.core.plainjson import plain_dumps
-from skillwire.store.sqlite import _dumps, _dumps_checked
+from skillwire.store._stored_json import checked_json, storable, stored_json
 from skillwire.tools.python_callable import as_json
 
 
@@ -50,7 +50,7 @@ def outcome(dump: Any, value: Any) -> tuple[str, Any]:
 @settings(max_examples=1500, deadline=None)
 @given(VALUES)
 def test_the_fast_path_agrees_with_the_standard_library(value: Any) -> None:
-    fast, slow = outcome(_dumps, value), outcome(_dumps_checked, value)
+    fast, slow = outcome(stored_json, value), outcome(checked_json, value)
     assert fast[0] == slow[0]
     if fast[0] == "ok":
         assert fast[1] == slow[1] == value
@@ -59,12 +59,12 @@ def test_the_fast_path_agrees_with_the_standard_library(value: Any) -> None:
 @pytest.mark.parametrize("value", [math.nan, [1.0, math.inf], {"a": (1,)}, {"k": {2: 1}}])
 def test_values_that_would_not_read_back_are_refused(value: Any) -> None:
     with pytest.raises(TypeError, match=r"not JSON|cannot hold|key of type|does not read back"):
-        _dumps({"x": value}, "job j1 state")
+        stored_json({"x": value}, "job j1 state")
 
 
 def test_big_integers_and_subclasses_take_the_standard_path() -> None:
-    assert json.loads(_dumps({"n": 2**70}, "v")) == {"n": 2**70}
-    assert _dumps({"level": Level.LOW, "t": Text("é")}, "v") == '{"level":1,"t":"é"}'
+    assert json.loads(stored_json({"n": 2**70}, "v")) == {"n": 2**70}
+    assert stored_json({"level": Level.LOW, "t": Text("é")}, "v") == '{"level":1,"t":"é"}'
 
 
 @settings(max_examples=1000, deadline=None)
@@ -101,3 +101,49 @@ def _odd(value: Any) -> bool:
     if kind is float:
         return not math.isfinite(value)
     return kind not in (str, int, bool, type(None)) or (kind is int and abs(value) >= 2**63)
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"),
+    [
+        ("\ud800", "\ufffd"),
+        ({"a\udfff": ["x\ud800y", 1], "b": "é"}, {"a\ufffd": ["x\ufffdy", 1], "b": "é"}),
+        ("\ud83d\ude00", "😀"),  # a pair, as two code points: the character it encodes
+        ("\ude00\ud83d", "\ufffd\ufffd"),  # the wrong way round: two lone ones
+        ("é\udc80", "é\ufffd"),  # a byte that os.fsdecode could not read
+    ],
+)
+def test_lone_surrogates_are_stored_as_the_replacement_character(value: Any, stored: Any) -> None:
+    """UTF-8, and so SQLite, cannot hold a lone surrogate: the text stored has U+FFFD in
+    its place instead of failing the write (and the batch it shares a commit with)."""
+    text = stored_json(value, "v")
+    assert json.loads(text.encode("utf-8")) == stored
+
+
+def test_a_surrogate_does_not_let_a_non_json_value_through() -> None:
+    with pytest.raises(TypeError, match=r"\$\.t has type tuple"):
+        stored_json({"t": ("\ud800",)}, "job j1 state")
+
+
+def mended(text: str) -> str:
+    """``text`` with each pair of surrogates joined into its character and each lone
+    surrogate read as U+FFFD, one code point at a time."""
+    out, i = [], 0
+    while i < len(text):
+        high, low = text[i], text[i + 1 : i + 2]
+        if "\ud800" <= high <= "\udbff" and "\udc00" <= low <= "\udfff":
+            out.append(chr(0x10000 + ((ord(high) - 0xD800) << 10) + ord(low) - 0xDC00))
+            i += 2
+            continue
+        out.append("\ufffd" if "\ud800" <= high <= "\udfff" else high)
+        i += 1
+    return "".join(out)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.characters(codec=None, categories=["Cs", "Ll", "Lo", "So"])))
+def test_storable_text_is_the_text_mended(text: str) -> None:
+    stored = storable(text)
+    assert stored == mended(text)
+    stored.encode("utf-8")
+    assert (stored is text) == (mended(text) == text)

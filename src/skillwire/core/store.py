@@ -1,6 +1,7 @@
 """The ``JobStore`` protocol: where jobs, their events and model calls are kept.
 
-Implementations: SQLite (embedded default) and PostgreSQL. A save is one transaction:
+Implemented in SQLite (``skillwire.store.SQLiteJobStore``, the embedded default);
+PostgreSQL is planned, not written yet. A save is one transaction:
 the job's new row, its new events and model calls, all or nothing, and only if the
 stored version is the one the caller read (optimistic concurrency).
 """

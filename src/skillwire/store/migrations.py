@@ -169,6 +169,33 @@ def m003_seqs_on_the_job(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m004_events_view(db: sqlite3.Connection) -> None:
+    """An ``events`` view: one row per event, read out of the journal, so that the audit
+    can be queried with plain SQL (``SELECT ... FROM events WHERE job_id = ? ORDER BY
+    seq``) by any SQLite with its JSON functions (built in since 3.38).
+
+    Its columns are those of the table schema 1 had: ``job_id``, ``seq``, ``at``,
+    ``stage``, ``kind``, ``reason_code``, ``message``, and ``data`` as JSON text. A query
+    by ``job_id`` reads that job's journal rows through their index.
+    """
+    # json_extract, not the ->> operator: every SQLite that opens the file parses the
+    # view, and one older than 3.38 could not parse ->>, so could not open the file.
+    db.execute(
+        """CREATE VIEW events AS
+        SELECT
+            journal.job_id AS job_id,
+            json_extract(item.value, '$.seq') AS seq,
+            json_extract(item.value, '$.at') AS at,
+            json_extract(item.value, '$.stage') AS stage,
+            json_extract(item.value, '$.kind') AS kind,
+            json_extract(item.value, '$.reason_code') AS reason_code,
+            json_extract(item.value, '$.message') AS message,
+            json_quote(json_extract(item.value, '$.data')) AS data
+        FROM journal, json_each(journal.data, '$.events') AS item"""
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes: the number of migrations."""
 

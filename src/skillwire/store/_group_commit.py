@@ -1,0 +1,216 @@
+"""Group commit: the writes queued on an event loop share one transaction.
+
+The first write queued on a loop starts a flush, which runs once the tasks ready at
+that moment have had their turn: a thousand jobs saving at about the same moment then
+cost one ``BEGIN IMMEDIATE`` ... ``COMMIT``.
+
+The rule that keeps one write from failing the others: **a write fails before it
+changes anything, or is undone alone.**
+
+* Before: what a write binds is made before it is queued, and checked there (its JSON,
+  its seqs in order): such a mistake fails its caller before the batch. In the batch, a
+  write raises :class:`VersionConflict` or :class:`UsageError` only from the statement
+  that would first change the database (the ``UPDATE`` of the job's row that checks its
+  version and seqs, the ``INSERT`` of a job that exists), so it has changed nothing and
+  needs no savepoint: it raises to its own caller, and the others land.
+* Alone: a write that fails of its own making in the batch (:data:`OWN_FAULTS`: a value
+  SQLite cannot take, a text past its length limit), perhaps after its first statement
+  changed the job's row, rolls the transaction back, and the batch is written again
+  without it: its error goes to its caller only. That costs a second transaction when
+  it happens, instead of a savepoint around every write.
+
+An error of the store's own (the file busy, locked, full or unreadable) fails the whole
+batch and every writer hears it; a busy file first sends the batch to the worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from skillwire.core.errors import UsageError, VersionConflict
+from skillwire.store._connection import SharedConnection, is_busy
+
+__all__ = ["OWN_FAULTS", "GroupCommit"]
+
+OWN_FAULTS = (
+    ValueError,
+    TypeError,
+    OverflowError,
+    sqlite3.DataError,
+    sqlite3.IntegrityError,
+    sqlite3.InterfaceError,
+    sqlite3.ProgrammingError,
+)
+"""Errors a write's own values cause: text the driver cannot encode, a number or type
+it cannot bind, a value past SQLite's limits or against a constraint. The others (the
+file busy, locked, full, unreadable) are the store's, and fail the whole batch."""
+
+Write = Callable[..., None]
+"""A write: ``fn(db, *args)`` on the connection, inside a transaction it does not end."""
+
+_Queued = tuple[Write, tuple[Any, ...], "asyncio.Future[None]"]
+"""A write waiting for the next group commit: the function, its arguments, the answer."""
+
+
+class GroupCommit(SharedConnection):
+    """A :class:`SharedConnection` whose writes are group-committed (see the module).
+
+    With ``synchronous="FULL"`` every commit fsyncs on the worker thread, so each write
+    is a transaction of its own there.
+    """
+
+    def __init__(self, path: str | Path, synchronous: str, busy_timeout_ms: int) -> None:
+        self._batches: dict[asyncio.AbstractEventLoop, list[_Queued]] = {}  # _waiters_lock
+        self._flushes: set[asyncio.Task[None]] = set()
+        super().__init__(path, synchronous, busy_timeout_ms)
+
+    async def _submit(self, fn: Write, *args: Any) -> None:
+        """Write ``fn(db, *args)``, sharing a transaction with the writes queued on this
+        loop meanwhile (group commit).
+
+        The first write queued starts a flush, which runs once the tasks ready now have
+        had their turn: writes made at about the same moment by many jobs then cost one
+        commit. Each write still lands whole or not at all, and its error is raised to
+        its caller only (see the module).
+        """
+        if self._closed:
+            raise UsageError(f"the job store {self.path} is closed")
+        if not self._inline:
+            await self._call(self._write, fn, *args)
+            return
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._waiters_lock:
+            batch = self._batches.get(loop)
+            first = batch is None
+            if batch is None:
+                batch = self._batches[loop] = []
+            batch.append((fn, args, future))
+        if first:
+            loop.call_soon(self._flush_soon, loop)
+        await future
+
+    def _flush_soon(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Write the batch queued on ``loop``, right here if the store is free (the usual
+        case: no task to create), else from a task that waits for it."""
+        with self._waiters_lock:
+            batch = self._batches.pop(loop, [])
+        if not batch:
+            return
+        busy = False
+        if self._lock.acquire(blocking=False):
+            try:
+                outcomes = self._write_batch([(fn, a) for fn, a, _f in batch])
+            except sqlite3.OperationalError as err:
+                if not is_busy(err):
+                    _answer(batch, err)
+                    return
+                busy = True  # another process has the file (rolled back): wait for it
+            except BaseException as exc:
+                _answer(batch, exc)
+                if not isinstance(exc, Exception):
+                    raise
+                return
+            else:
+                _answer(batch, outcomes)
+                return
+            finally:
+                self._release()
+        task = loop.create_task(self._flush(batch, busy=busy))
+        self._flushes.add(task)  # a task nobody references may be collected
+        task.add_done_callback(self._flushes.discard)
+
+    async def _flush(self, batch: list[_Queued], *, busy: bool) -> None:
+        """Write ``batch`` in one transaction once the store is free, or on the worker
+        thread if the file is ``busy``; answer each writer."""
+        items = [(fn, a) for fn, a, _f in batch]
+        try:
+            if busy:
+                outcomes = await self._on_worker(self._write_batch, items)
+            else:
+                outcomes = await self._call(self._write_batch, items)
+        except BaseException as exc:  # the whole batch failed: every writer hears why
+            _answer(batch, exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        _answer(batch, outcomes)
+
+    def _write_batch(self, items: list[tuple[Write, tuple[Any, ...]]]) -> list[Exception | None]:
+        """Every write of ``items`` in one transaction: each one's outcome, None for
+        written, its error for refused or failed alone (see the module). Any other
+        error fails the whole batch, rolled back."""
+        db = self._db()
+        outcomes: list[Exception | None] = [None] * len(items)
+        left_out: set[int] = set()
+        while (failed := _write_together(db, items, outcomes, left_out)) is not None:
+            left_out.add(failed)
+        self._committed()
+        return outcomes
+
+    def _write(self, fn: Write, *args: Any) -> None:
+        """``fn(db, *args)`` in a transaction of its own (``synchronous="FULL"``)."""
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            fn(db, *args)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        self._committed()
+
+
+def _answer(batch: list[_Queued], outcome: BaseException | list[Exception | None]) -> None:
+    """Tell each writer of ``batch`` its outcome: ``outcome`` for all if it is an
+    exception (the whole batch failed), else the one at its place in the list."""
+    if isinstance(outcome, BaseException):
+        for _fn, _args, future in batch:
+            if not future.done():
+                future.set_exception(outcome)
+        return
+    for (_fn, _args, future), each in zip(batch, outcome, strict=True):
+        if future.done():  # its task was cancelled; the write stands
+            continue
+        if each is None:
+            future.set_result(None)
+        else:
+            future.set_exception(each)
+
+
+def _write_together(
+    db: sqlite3.Connection,
+    items: list[tuple[Write, tuple[Any, ...]]],
+    outcomes: list[Exception | None],
+    left_out: set[int],
+) -> int | None:
+    """One transaction over the writes of ``items`` not ``left_out``, each one's
+    outcome set in ``outcomes``; committed if any was written. Returns None, or the
+    place of a write that failed of its own making (:data:`OWN_FAULTS`): then
+    everything is rolled back, to be written again without it."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for index, (fn, args) in enumerate(items):
+            if index in left_out:
+                continue
+            try:
+                fn(db, *args)
+            except (VersionConflict, UsageError) as exc:  # refused: nothing changed
+                outcomes[index] = exc
+            except OWN_FAULTS as exc:  # it may have changed something: undo it alone
+                outcomes[index] = exc
+                db.execute("ROLLBACK")
+                return index
+            else:
+                outcomes[index] = None
+        db.execute("COMMIT" if None in outcomes else "ROLLBACK")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return None
