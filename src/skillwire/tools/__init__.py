@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skillwire.core.executor import ToolExecutor, ToolOutcome
+from skillwire.core.executor import ExecutorRegistry, ToolExecutor, ToolOutcome
 from skillwire.skills.model_tools import Tool
 from skillwire.tools.python_callable import PythonCallableExecutor, resolve_callable
 from skillwire.tools.simulate import SimulatedExecutor, fill_template
@@ -24,11 +24,13 @@ __all__ = [
 ]
 
 
-class Executors:
-    """Executor by type; replace or add entries to plug in others."""
+class Executors(ExecutorRegistry[Tool]):
+    """Executor by type; replace or add entries to plug in others. The
+    :class:`~skillwire.core.executor.ExecutorRegistry` that the program gives the
+    engine's runtime."""
 
-    def __init__(self, extra: dict[str, ToolExecutor] | None = None) -> None:
-        self.by_type: dict[str, ToolExecutor] = {
+    def __init__(self, extra: dict[str, ToolExecutor[Tool]] | None = None) -> None:
+        self.by_type: dict[str, ToolExecutor[Tool]] = {
             "python": PythonCallableExecutor(),
             "simulate": SimulatedExecutor(),
         }
