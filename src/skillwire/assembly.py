@@ -14,6 +14,7 @@ from skillwire.core.issues import UsageError
 from skillwire.engine import Runtime
 from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
+from skillwire.tools import Executors
 
 __all__ = ["DEFAULT_DB", "ModelChoice", "choose_models", "default_db", "make_runtime"]
 
@@ -101,6 +102,9 @@ def choose_models(
 
 
 def make_runtime(db: Path, choice: ModelChoice) -> Runtime:
-    """A runtime on the SQLite store at ``db`` (created if needed)."""
+    """A runtime on the SQLite store at ``db`` (created if needed), with the built-in
+    executors."""
     db.parent.mkdir(parents=True, exist_ok=True)
-    return Runtime(SQLiteJobStore(db), choice.model, gate_model=choice.gate_model)
+    return Runtime(
+        SQLiteJobStore(db), choice.model, gate_model=choice.gate_model, executors=Executors()
+    )

@@ -203,7 +203,7 @@ def out_of_domain(request: ChatRequest) -> ChatResponse:
 def test_the_runtime_bounds_the_jobs_doing_engine_work(tmp_path: Path) -> None:
     async def main() -> None:
         store = SlowCreateStore(tmp_path / "jobs.db")
-        runtime = Runtime(store, FunctionModel(out_of_domain), turns=2)
+        runtime = Runtime(store, FunctionModel(out_of_domain), turns=2, executors=Executors())
         skill = load_skill(SKILL)
         try:
             jobs = [asyncio.create_task(runtime.start(skill, f"hi {n}")) for n in range(5)]
@@ -237,7 +237,7 @@ def test_jobs_give_their_turn_back_while_the_model_works(tmp_path: Path) -> None
             return out_of_domain(request)
 
         store = SQLiteJobStore(tmp_path / "jobs.db")
-        runtime = Runtime(store, FunctionModel(slow), turns=1)
+        runtime = Runtime(store, FunctionModel(slow), turns=1, executors=Executors())
         skill = load_skill(SKILL)
         try:
             jobs = [asyncio.create_task(runtime.start(skill, f"hi {n}")) for n in range(4)]
@@ -259,7 +259,7 @@ def test_a_failed_start_gives_its_turn_back(tmp_path: Path) -> None:
             raise RuntimeError("a bug in the model adapter")
 
         store = SQLiteJobStore(tmp_path / "jobs.db")
-        runtime = Runtime(store, FunctionModel(broken), turns=1)
+        runtime = Runtime(store, FunctionModel(broken), turns=1, executors=Executors())
         try:
             with pytest.raises(RuntimeError, match="a bug"):
                 await runtime.start(load_skill(SKILL), "hi")
@@ -304,7 +304,7 @@ def test_a_job_cancelled_during_its_model_call_ends_without_waiting_for_a_turn(
             raise AssertionError("unreachable")
 
         store = SQLiteJobStore(tmp_path / "jobs.db")
-        runtime = Runtime(store, FunctionModel(never), turns=1)
+        runtime = Runtime(store, FunctionModel(never), turns=1, executors=Executors())
         try:
             job = asyncio.create_task(runtime.start(load_skill(SKILL), "hi"))
             await called.wait()

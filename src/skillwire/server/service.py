@@ -35,6 +35,7 @@ from skillwire.server.auth import Principal
 from skillwire.server.signals import JobSignals, creation_watch
 from skillwire.server.skillbook import SkillBook
 from skillwire.skills import Skill
+from skillwire.tools import Executors
 
 __all__ = ["INBOX_SCAN_LIMIT", "JobService", "ModelFactory", "Outcome", "ServiceUnavailable"]
 
@@ -132,7 +133,11 @@ class JobService:
         for note in choice.notes:
             log.info("skill %s: %s", skill.id, note)
         runtime = Runtime(
-            self.store, choice.model, gate_model=choice.gate_model, skills=self.skill_of
+            self.store,
+            choice.model,
+            gate_model=choice.gate_model,
+            executors=Executors(),
+            skills=self.skill_of,
         )
         self._runtimes[skill.id] = (skill, runtime)
         return runtime
