@@ -12,6 +12,7 @@ import pytest
 from tests.engine.helpers import REFUND_DIR, run
 
 from skillwire.core.chat import ChatRequest, ChatResponse
+from skillwire.core.issues import ConflictError, NotFoundError
 from skillwire.core.job import Event, JobRecord, JobStatus, OutcomeClass
 from skillwire.engine import Runtime
 from skillwire.engine.turns import Turns
@@ -263,6 +264,42 @@ def test_a_failed_start_gives_its_turn_back(tmp_path: Path) -> None:
         try:
             with pytest.raises(RuntimeError, match="a bug"):
                 await runtime.start(load_skill(SKILL), "hi")
+            assert runtime.turns.free() == 1
+        finally:
+            await store.close()
+
+    run(main())
+
+
+def test_a_turn_scope_gives_its_turn_back_however_the_block_ends() -> None:
+    async def main() -> None:
+        turns = Turns(1)
+        with pytest.raises(ValueError, match="boom"):
+            async with turns.turn() as turn:
+                assert turn.held and turns.free() == 0
+                turn.give()  # given away and taken again inside, as the hot paths do
+                await turn.take()
+                raise ValueError("boom")
+        assert turns.free() == 1
+        async with turns.turn() as turn:
+            turn.give()  # given away at the end: nothing left to give back
+        assert turns.free() == 1
+
+    run(main())
+
+
+def test_a_refused_resume_or_recover_gives_its_turn_back(tmp_path: Path) -> None:
+    async def main() -> None:
+        store = SQLiteJobStore(tmp_path / "jobs.db")
+        runtime = Runtime(store, FunctionModel(out_of_domain), turns=1, executors=Executors())
+        try:
+            job = await runtime.start(load_skill(SKILL), "hi", detail=False)
+            with pytest.raises(NotFoundError):
+                await runtime.resume("no-such-job", input={})
+            with pytest.raises(ConflictError, match="not paused"):
+                await runtime.resume(job.id, approval="approve", role="supervisor")
+            with pytest.raises(NotFoundError):
+                await runtime.recover("no-such-job")
             assert runtime.turns.free() == 1
         finally:
             await store.close()
