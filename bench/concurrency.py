@@ -50,6 +50,7 @@ from skillwire.engine import EngineLimits, Runtime
 from skillwire.engine.heap import freeze_startup_heap, tune_collector
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
+from skillwire.tools import Executors
 
 CALLS_PER_JOB = len(REPLIES)
 
@@ -150,7 +151,7 @@ async def _share(
     skill = load_skill(SKILL)
     store = SQLiteJobStore(db)
     model = RemoteModel(latency)
-    runtime = Runtime(store, model, limits=EngineLimits())
+    runtime = Runtime(store, model, limits=EngineLimits(), executors=Executors())
     try:
         # one job first, so that the skill's gate is compiled before the clock starts
         warm = await runtime.start(skill, MESSAGE, detail=False)

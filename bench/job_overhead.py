@@ -40,6 +40,7 @@ from skillwire.engine.heap import freeze_startup_heap, tune_collector
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
 from skillwire.testing import ScriptedModel
+from skillwire.tools import Executors
 
 ROOT = Path(__file__).resolve().parent.parent
 SKILL = ROOT / "examples" / "refund_support" / "domain.yaml"
@@ -131,7 +132,7 @@ async def measure(jobs: int, warmup: int, folder: Path) -> dict[str, Any]:
     skill = load_skill(SKILL)
     store = CountingStore(folder / "jobs.db")
     model = ScriptedModel(REPLIES * (warmup + jobs + 1))
-    runtime = Runtime(store, model)
+    runtime = Runtime(store, model, executors=Executors())
     opts = _summary_only()
     try:
         for _ in range(warmup):

@@ -12,7 +12,7 @@ import json
 import time
 from pathlib import Path
 
-from skillwire.engine.prompts import intent_request
+from skillwire.engine.prompts import intent_request, intent_system
 from skillwire.models.offline import OfflineModel
 from skillwire.skills import load_skill
 
@@ -80,11 +80,12 @@ PARAPHRASES: list[tuple[str, str | None]] = [
 async def evaluate(path: Path, model: OfflineModel) -> dict[str, object]:
     """Accuracy of the classifier for one skill, with the misses."""
     skill = load_skill(path)
+    system = intent_system(skill)  # built once per skill, as the engine's compiled skill does
     correct = 0
     misses = []
     started = time.perf_counter()
     for text, expected in PARAPHRASES:
-        response = await model.complete(intent_request(skill, text))
+        response = await model.complete(intent_request(skill, text, system=system))
         got = json.loads(response.text)["intent"]
         if got == expected:
             correct += 1

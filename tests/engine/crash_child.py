@@ -29,7 +29,7 @@ from skillwire.engine import Runtime
 from skillwire.skills import Skill, load_skill
 from skillwire.skills.model_tools import PythonExecutor
 from skillwire.store import SQLiteJobStore
-from skillwire.tools import resolve_callable
+from skillwire.tools import Executors, resolve_callable
 
 UNFINISHED = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.PAUSED)
 
@@ -73,7 +73,7 @@ async def work(db: Path, skill: Skill, ledger: Path, jobs: int) -> None:
     """A worker's life: finish what others left, then run ``jobs`` new jobs."""
     store = ReportingStore(db)
     model = SwitchModel()
-    runtime = Runtime(store, model, skills=lambda _record: skill)
+    runtime = Runtime(store, model, skills=lambda _record: skill, executors=Executors())
     try:
         await finish_all(runtime, model, ledger, announce=True)
         for _ in range(jobs):

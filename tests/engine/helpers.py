@@ -18,6 +18,7 @@ from skillwire.engine import EngineLimits, JobView, Runtime
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
 from skillwire.testing import ScriptedModel
+from skillwire.tools import Executors
 
 ROOT = Path(__file__).resolve().parents[2]
 REFUND_DIR = ROOT / "examples" / "refund_support"
@@ -291,7 +292,7 @@ async def runtime_for(
     store = store or SQLiteJobStore(db)
     model = ScriptedModel(list(replies))
     try:
-        yield Runtime(store, model, limits=limits), model
+        yield Runtime(store, model, limits=limits, executors=Executors()), model
     finally:
         await store.close()
 

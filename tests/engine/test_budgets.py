@@ -23,6 +23,7 @@ from skillwire.engine import EngineLimits, Runtime
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
 from skillwire.testing import FunctionModel
+from skillwire.tools import Executors
 
 
 def files(tmp_path: Path) -> Skill:
@@ -120,7 +121,7 @@ def test_a_failed_model_call_is_recorded_and_fails_the_job(
     async def main() -> None:
         store = SQLiteJobStore(tmp_path / "jobs.db")
         try:
-            rt = Runtime(store, FunctionModel(model))
+            rt = Runtime(store, FunctionModel(model), executors=Executors())
             job = await rt.start(load_skill(refund_yaml), "Where is ORD-12345?")
         finally:
             await store.close()
@@ -145,7 +146,9 @@ def test_a_model_reply_names_the_model_it_came_from(tmp_path: Path, refund_yaml:
     async def main() -> None:
         store = SQLiteJobStore(tmp_path / "jobs.db")
         try:
-            job = await Runtime(store, FunctionModel(model)).start(load_skill(refund_yaml), "hi")
+            job = await Runtime(store, FunctionModel(model), executors=Executors()).start(
+                load_skill(refund_yaml), "hi"
+            )
         finally:
             await store.close()
         assert [c.model for c in job.model_calls] == ["provider-model-7"]

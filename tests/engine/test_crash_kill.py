@@ -29,6 +29,7 @@ from tests.engine.helpers import ROOT, SwitchModel, ledger_runs, ledger_skill
 from skillwire.core.job import JobStatus
 from skillwire.engine import Runtime
 from skillwire.store import SQLiteJobStore
+from skillwire.tools import Executors
 
 KILLS = 220
 JOBS_PER_WORKER = 6
@@ -126,7 +127,9 @@ def test_workers_killed_at_random_points_lose_nothing(tmp_path: Path) -> None:
         store = SQLiteJobStore(db)
         try:
             model = SwitchModel()
-            left = await finish_all(Runtime(store, model), model, ledger, announce=False)
+            left = await finish_all(
+                Runtime(store, model, executors=Executors()), model, ledger, announce=False
+            )
             jobs = {r.id: r.status for r in await store.list(limit=100_000)}
             gaps = []
             for job_id in jobs:

@@ -29,6 +29,7 @@ from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import JobView, Runtime
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
+from skillwire.tools import Executors
 
 FLOWS = {
     "approval": (approval_script, "Refund 750 for ORD-12345", 5),
@@ -42,7 +43,7 @@ async def first_pass(store: SQLiteJobStore, skill: Skill, flow: str) -> str | No
     when a crash came before the job was created."""
     script, message, _ = FLOWS[flow]
     model = SwitchModel()
-    runtime = Runtime(store, model)
+    runtime = Runtime(store, model, executors=Executors())
     job_id = None
     try:
         fresh_script(model, script())
@@ -89,7 +90,7 @@ def test_the_engine_saves_only_where_crash_safety_needs_it(tmp_path: Path, flow:
         try:
             job_id = await first_pass(store, load_skill(skill_file), flow)
             assert job_id is not None
-            job = await Runtime(store, SwitchModel()).view(job_id)
+            job = await Runtime(store, SwitchModel(), executors=Executors()).view(job_id)
         finally:
             await store.close()
         assert job.status is JobStatus.COMPLETED
@@ -125,7 +126,9 @@ def test_a_crash_at_any_save_is_recovered(
         store = SQLiteJobStore(tmp_path / "jobs.db")  # a new process, in effect
         try:
             model = SwitchModel()
-            job = await drive(Runtime(store, model), model, job_id, script, ledger)
+            job = await drive(
+                Runtime(store, model, executors=Executors()), model, job_id, script, ledger
+            )
         finally:
             await store.close()
         assert job.status is JobStatus.COMPLETED, [e.kind for e in job.events]
@@ -157,7 +160,7 @@ def test_an_interrupted_idempotent_tool_runs_again(tmp_path: Path) -> None:
         store = SQLiteJobStore(tmp_path / "jobs.db")
         try:
             model = SwitchModel()
-            runtime = Runtime(store, model)
+            runtime = Runtime(store, model, executors=Executors())
             stored = await store.get(job_id)
             assert stored is not None and stored.state["in_flight"]["tool"] == "verify_identity"
             continue_script(model, stored, script)
@@ -191,7 +194,7 @@ def test_an_interrupted_non_idempotent_tool_waits_for_an_operator(
         store, job_id, ledger = await _interrupted_refund(tmp_path)
         try:
             model = SwitchModel()
-            runtime = Runtime(store, model)
+            runtime = Runtime(store, model, executors=Executors())
             stored = await store.get(job_id)
             assert stored is not None
             continue_script(model, stored, script)
@@ -225,7 +228,7 @@ def test_recover_leaves_paused_and_finished_jobs_alone(tmp_path: Path, refund_ya
     async def main() -> None:
         store = SQLiteJobStore(tmp_path / "jobs.db")
         model = SwitchModel()
-        runtime = Runtime(store, model)
+        runtime = Runtime(store, model, executors=Executors())
         try:
             fresh_script(model, approval_script())
             paused = await runtime.start(load_skill(refund_yaml), "Refund 750 for ORD-12345")
@@ -253,7 +256,7 @@ def test_recover_all_continues_every_stranded_job(tmp_path: Path) -> None:
         store = SQLiteJobStore(tmp_path / "jobs.db")
         try:
             model = _FreshScripts(approval_script())
-            recovered = await Runtime(store, model).recover_all()
+            recovered = await Runtime(store, model, executors=Executors()).recover_all()
             assert sorted(recovered) == sorted(ids)
             for job_id in ids:
                 record = await store.get(job_id)

@@ -29,6 +29,7 @@ from skillwire.core.job import JobRecord, JobStatus
 from skillwire.engine import JobView, Runtime
 from skillwire.skills import load_skill
 from skillwire.store import SQLiteJobStore
+from skillwire.tools import Executors
 
 
 class BarrierStore(SQLiteJobStore):
@@ -65,7 +66,8 @@ async def race(db: Path, replies: list[dict[str, Any]], work: Work) -> list[Any]
         for model in models:
             continue_script(model, record, replies)
         results = await asyncio.gather(
-            *(work(Runtime(store, model)) for model in models), return_exceptions=True
+            *(work(Runtime(store, model, executors=Executors())) for model in models),
+            return_exceptions=True,
         )
     finally:
         await store.close()
@@ -83,7 +85,9 @@ async def paused_job(db: Path, skill_file: Path, replies: list[dict[str, Any]]) 
     try:
         model = SwitchModel()
         fresh_script(model, replies)
-        job = await Runtime(store, model).start(load_skill(skill_file), "Refund 750 please")
+        job = await Runtime(store, model, executors=Executors()).start(
+            load_skill(skill_file), "Refund 750 please"
+        )
         assert job.status is JobStatus.PAUSED
         return job.id
     finally:
@@ -149,7 +153,9 @@ def test_two_concurrent_recoveries_apply_once(tmp_path: Path) -> None:
         try:
             model = SwitchModel()
             fresh_script(model, replies)
-            await Runtime(crashing, model).start(load_skill(skill_file), "Refund 750 please")
+            await Runtime(crashing, model, executors=Executors()).start(
+                load_skill(skill_file), "Refund 750 please"
+            )
         except Crash:
             pass
         finally:

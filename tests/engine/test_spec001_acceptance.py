@@ -38,6 +38,7 @@ from skillwire.engine import JobView, Runtime
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
 from skillwire.testing import ScriptedModel
+from skillwire.tools import Executors
 
 EXAMPLES = REFUND_DIR.parent
 FORBIDDEN = re.compile(
@@ -259,7 +260,7 @@ def test_a_job_resumes_cleanly_on_input_in_another_runtime(
         model = ScriptedModel(script)
         model.skip(job.record.state["model_calls"])
         try:
-            worker = Runtime(store, model)
+            worker = Runtime(store, model, executors=Executors())
             job = await worker.resume(
                 job.id, input={"order_id": ORDER}, correlation_id=asked.correlation_id
             )

@@ -12,6 +12,7 @@ import pytest
 from tests.engine.helpers import REFUND_DIR, run
 
 from skillwire.core.chat import ChatRequest, ChatResponse
+from skillwire.core.errors import ConflictError, NotFoundError
 from skillwire.core.job import Event, JobRecord, JobStatus, OutcomeClass
 from skillwire.engine import Runtime
 from skillwire.engine.turns import Turns
@@ -203,7 +204,7 @@ def out_of_domain(request: ChatRequest) -> ChatResponse:
 def test_the_runtime_bounds_the_jobs_doing_engine_work(tmp_path: Path) -> None:
     async def main() -> None:
         store = SlowCreateStore(tmp_path / "jobs.db")
-        runtime = Runtime(store, FunctionModel(out_of_domain), turns=2)
+        runtime = Runtime(store, FunctionModel(out_of_domain), turns=2, executors=Executors())
         skill = load_skill(SKILL)
         try:
             jobs = [asyncio.create_task(runtime.start(skill, f"hi {n}")) for n in range(5)]
@@ -237,7 +238,7 @@ def test_jobs_give_their_turn_back_while_the_model_works(tmp_path: Path) -> None
             return out_of_domain(request)
 
         store = SQLiteJobStore(tmp_path / "jobs.db")
-        runtime = Runtime(store, FunctionModel(slow), turns=1)
+        runtime = Runtime(store, FunctionModel(slow), turns=1, executors=Executors())
         skill = load_skill(SKILL)
         try:
             jobs = [asyncio.create_task(runtime.start(skill, f"hi {n}")) for n in range(4)]
@@ -259,10 +260,46 @@ def test_a_failed_start_gives_its_turn_back(tmp_path: Path) -> None:
             raise RuntimeError("a bug in the model adapter")
 
         store = SQLiteJobStore(tmp_path / "jobs.db")
-        runtime = Runtime(store, FunctionModel(broken), turns=1)
+        runtime = Runtime(store, FunctionModel(broken), turns=1, executors=Executors())
         try:
             with pytest.raises(RuntimeError, match="a bug"):
                 await runtime.start(load_skill(SKILL), "hi")
+            assert runtime.turns.free() == 1
+        finally:
+            await store.close()
+
+    run(main())
+
+
+def test_a_turn_scope_gives_its_turn_back_however_the_block_ends() -> None:
+    async def main() -> None:
+        turns = Turns(1)
+        with pytest.raises(ValueError, match="boom"):
+            async with turns.turn() as turn:
+                assert turn.held and turns.free() == 0
+                turn.give()  # given away and taken again inside, as the hot paths do
+                await turn.take()
+                raise ValueError("boom")
+        assert turns.free() == 1
+        async with turns.turn() as turn:
+            turn.give()  # given away at the end: nothing left to give back
+        assert turns.free() == 1
+
+    run(main())
+
+
+def test_a_refused_resume_or_recover_gives_its_turn_back(tmp_path: Path) -> None:
+    async def main() -> None:
+        store = SQLiteJobStore(tmp_path / "jobs.db")
+        runtime = Runtime(store, FunctionModel(out_of_domain), turns=1, executors=Executors())
+        try:
+            job = await runtime.start(load_skill(SKILL), "hi", detail=False)
+            with pytest.raises(NotFoundError):
+                await runtime.resume("no-such-job", input={})
+            with pytest.raises(ConflictError, match="not paused"):
+                await runtime.resume(job.id, approval="approve", role="supervisor")
+            with pytest.raises(NotFoundError):
+                await runtime.recover("no-such-job")
             assert runtime.turns.free() == 1
         finally:
             await store.close()
@@ -304,7 +341,7 @@ def test_a_job_cancelled_during_its_model_call_ends_without_waiting_for_a_turn(
             raise AssertionError("unreachable")
 
         store = SQLiteJobStore(tmp_path / "jobs.db")
-        runtime = Runtime(store, FunctionModel(never), turns=1)
+        runtime = Runtime(store, FunctionModel(never), turns=1, executors=Executors())
         try:
             job = asyncio.create_task(runtime.start(load_skill(SKILL), "hi"))
             await called.wait()

@@ -22,6 +22,7 @@ from skillwire.core.job import OutcomeClass
 from skillwire.engine import JobView, Runtime
 from skillwire.skills import load_skill
 from skillwire.store import SQLiteJobStore
+from skillwire.tools import Executors
 
 ORDER = {"order_id": "ORD-12345"}
 REFUND = {"order_id": "ORD-12345", "amount": 120}
@@ -46,7 +47,7 @@ def run_job(model: ChatModel, tmp_path: Path) -> JobView:
     async def flow() -> JobView:
         store = SQLiteJobStore(tmp_path / "jobs.db")
         try:
-            runtime = Runtime(store, model)
+            runtime = Runtime(store, model, executors=Executors())
             skill = load_skill(EXAMPLES / "refund_support" / "domain.yaml")
             return await runtime.start(skill, "Please refund $120 for ORD-12345")
         finally:

@@ -19,6 +19,7 @@ from skillwire.models.offline.entities import extract_entities, shape_of
 from skillwire.models.offline.similarity import NgramIndex
 from skillwire.skills import load_skill
 from skillwire.store import SQLiteJobStore
+from skillwire.tools import Executors
 
 SKILLS = [EXAMPLES / "refund_support" / "domain.yaml", EXAMPLES / "refund_support_pkg"]
 
@@ -28,7 +29,7 @@ def run_flow(path: Path, tmp_path: Path, message: str, answers: list[dict[str, A
 
     async def flow() -> JobView:
         store = SQLiteJobStore(tmp_path / "jobs.db")
-        runtime = Runtime(store, OfflineModel())
+        runtime = Runtime(store, OfflineModel(), executors=Executors())
         try:
             job = await runtime.start(load_skill(path), message, context={"user_id": "u1"})
             for answer in answers:
@@ -113,7 +114,7 @@ def test_order_status_uses_only_the_intents_tools(path: Path, tmp_path: Path) ->
 def test_invalid_input_keeps_asking_under_the_same_correlation_id(tmp_path: Path) -> None:
     async def flow() -> None:
         store = SQLiteJobStore(tmp_path / "jobs.db")
-        runtime = Runtime(store, OfflineModel())
+        runtime = Runtime(store, OfflineModel(), executors=Executors())
         job = await runtime.start(load_skill(SKILLS[0]), "I want a refund of $750")
         first = job.record.waiting
         assert first is not None

@@ -21,7 +21,9 @@ Failures, each a mistake of someone in particular or a thing that went wrong::
     │   ├── ModelRequestError      the server refused the request (bad request, unknown model)
     │   └── ModelUnavailableError  timeouts, 429 and 5xx that outlived the retries
     ├── SchemaTooNewError          the job database was written by a newer skillwire
-    ├── JobStateTooNewError        a stored job's state is newer than this skillwire reads
+    ├── StateVersionError          a job's stored state has a version this skillwire cannot
+    │   │                          read (the engine, on load)
+    │   └── JobStateTooNewError    the store found a state newer than this skillwire reads
     ├── CallableRefusedError       a python tool names a callable outside its skill's
     │                              folder and the operator's modules
     ├── ToolTimeoutError           a tool call outlasted its time limit (a failed outcome)
@@ -89,6 +91,7 @@ __all__ = [
     "SkillError",
     "SkillwireError",
     "StageMismatchError",
+    "StateVersionError",
     "ToolTimeoutError",
     "UsageError",
     "VersionConflict",
@@ -212,7 +215,11 @@ class SchemaTooNewError(SkillwireError):
         self.known = known
 
 
-class JobStateTooNewError(SkillwireError):
+class StateVersionError(SkillwireError):
+    """A stored job state of a version this skillwire cannot read (a newer one, or none)."""
+
+
+class JobStateTooNewError(StateVersionError):
     """A stored job's ``state_version`` is newer than this code's ``JOB_STATE_VERSION``."""
 
     def __init__(self, job_id: str, found: int) -> None:

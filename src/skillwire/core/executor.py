@@ -1,15 +1,52 @@
-"""The ``ToolExecutor`` protocol: how a tool the gate allowed actually runs."""
+"""How a tool the gate allowed actually runs: the executor protocols.
+
+:class:`ToolExecutor` runs one kind of executor (``python``, ``simulate``, ...);
+:class:`ExecutorRegistry` picks one by the tool's declaration, and is what the engine
+holds (``skillwire.tools.Executors`` is the one the program assembles). Both are
+generic in the tool definition they read, bound by :class:`ToolDefinition`: what any
+executor may rely on, so that this module needs nothing of ``skillwire.skills``.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from skillwire.skills.model_tools import Tool
+__all__ = [
+    "ExecutorDeclaration",
+    "ExecutorRegistry",
+    "ToolDefinition",
+    "ToolExecutor",
+    "ToolOutcome",
+]
 
-__all__ = ["ToolExecutor", "ToolOutcome"]
+
+class ExecutorDeclaration(Protocol):
+    """A tool's ``executor`` block, as far as choosing an executor reads it."""
+
+    @property
+    def type(self) -> str:
+        """The executor's kind: ``python``, ``simulate``, ``http_request``, ..."""
+        ...
+
+
+class ToolDefinition(Protocol):
+    """A declared tool, as far as executors read it (a skill's ``Tool`` is one)."""
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        ...
+
+    @property
+    def executor(self) -> ExecutorDeclaration | None:
+        """How the tool runs (``None``: simulated)."""
+        ...
+
+
+ToolT_contra = TypeVar("ToolT_contra", bound=ToolDefinition, contravariant=True)
+"""The tool definition an executor reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,16 +59,27 @@ class ToolOutcome:
     error: str = ""
 
 
-class ToolExecutor(Protocol):
+class ToolExecutor(Protocol[ToolT_contra]):
     """Runs one kind of executor (``python``, ``simulate``, ...)."""
 
     async def execute(
         self,
-        tool: Tool,
+        tool: ToolT_contra,
         args: dict[str, Any],
         *,
         idempotency_key: str,
         skill_root: Path | None,
     ) -> ToolOutcome:
         """Run ``tool``. Failures are outcomes (``ok=False``), not exceptions."""
+        ...
+
+
+class ExecutorRegistry(ToolExecutor[ToolT_contra], Protocol[ToolT_contra]):
+    """The executors of a runtime: runs any tool with the executor its declaration
+    names (a failure, an unknown executor type included, is an outcome), and says
+    beforehand whether the run may wait."""
+
+    def waits(self, tool: ToolT_contra, skill_root: Path | None) -> bool:
+        """Whether running ``tool`` may wait (on a thread, for I/O), so that the job
+        gives its turn at engine work back meanwhile."""
         ...

@@ -3,8 +3,9 @@
 The field names and values are the contract of spec 001 and DESIGN.md: ``status`` is
 one of ``queued running paused completed failed escalated``; ``outcome_class`` says
 why a job stopped (waiting for input or approval is never an error). Every state
-change of a job is an :class:`Event`; every model call is a :class:`ModelCallRecord`.
-The engine's working state is a JSON object in :attr:`JobRecord.state`, versioned by
+change of a job is an :class:`Event` of one :class:`EventKind` (each kind is documented
+there, with its stage and data); every model call is a :class:`ModelCallRecord`. The
+engine's working state is a JSON object in :attr:`JobRecord.state`, versioned by
 :data:`JOB_STATE_VERSION`.
 """
 
@@ -17,16 +18,24 @@ from typing import Any
 __all__ = [
     "JOB_STATE_VERSION",
     "Event",
+    "EventKind",
     "JobRecord",
     "JobStatus",
     "ModelCallRecord",
     "OutcomeClass",
+    "Stage",
     "Waiting",
 ]
 
-JOB_STATE_VERSION = 1
+JOB_STATE_VERSION = 2
 """Version of :attr:`JobRecord.state`. Bump it with a note when the shape changes;
-readers refuse a newer version."""
+readers upgrade an older version (``skillwire.engine`` does, step by step) and refuse a
+newer one.
+
+1. The first version. ``denials`` was added within it (a state without it has none).
+2. ``denials`` is always written (a version 1 state is read with none). The entries of
+   ``history``, ``grants``, ``denials``, ``pending`` and ``in_flight`` keep the keys
+   version 1 wrote; ``phase`` and ``pause_kind`` keep their texts."""
 
 
 class JobStatus(StrEnum):
@@ -100,9 +109,152 @@ class Waiting:
         return cls(**known)
 
 
+class Stage(StrEnum):
+    """The part of the engine an event comes from (:attr:`Event.stage`)."""
+
+    JOB = "job"
+    """The job's life: created, status changes, recovered."""
+    INTENT = "intent"
+    """Intent detection."""
+    BOOTSTRAP = "bootstrap"
+    """Sub-goals and rules prepared for the planner."""
+    PLANNER = "planner"
+    """The planner's proposals."""
+    GATE = "gate"
+    """The pre-tool gate's decisions."""
+    EXECUTE = "execute"
+    """Tool runs."""
+    PAUSE = "pause"
+    """A pause for input, an approval or an operator."""
+    RESUME = "resume"
+    """What a paused job was given."""
+    FINALIZE = "finalize"
+    """The finalization gate."""
+    POLISH = "polish"
+    """The reply polisher."""
+    ENGINE = "engine"
+    """Failures of the job as a whole: budgets, model errors."""
+
+
+class EventKind(StrEnum):
+    """Every kind of event a job records (:attr:`Event.kind`), each with its stage.
+
+    Each member's text says when the event is recorded and what its ``data`` holds; its
+    ``reason_code`` is empty unless said. The values are stored and read by the store,
+    the API and the web page: they never change.
+    """
+
+    stage: Stage
+    """The stage every event of this kind comes from."""
+
+    def __new__(cls, value: str, stage: Stage) -> EventKind:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.stage = stage
+        return member
+
+    CREATED = "created", Stage.JOB
+    """The job was stored, before any model call; the message is the user's.
+    ``skill``, ``context``."""
+    STATUS = "status", Stage.JOB
+    """The status changed; ``reason_code`` is the outcome class. ``status``."""
+    RECOVERED = "recovered", Stage.JOB
+    """A job a crash left queued or running is continued."""
+
+    INTENT_DETECTED = "intent_detected", Stage.INTENT
+    """The message matched an intent. ``intent``, ``entities`` (valid values),
+    ``rejected_entities`` (names whose values were refused), ``confidence``."""
+    OUT_OF_DOMAIN = "out_of_domain", Stage.INTENT
+    """The message matched no intent; the job ends with the skill's out-of-domain
+    reply. ``reason_code`` OUT_OF_DOMAIN; ``model_said``, ``action``."""
+
+    BOOTSTRAPPED = "bootstrapped", Stage.BOOTSTRAP
+    """Sub-goals built from the workflows and rules compiled. ``subgoals``,
+    ``compiled_rules``, ``planner_tokens``."""
+
+    PROPOSAL = "proposal", Stage.PLANNER
+    """The planner proposed a tool call. ``tool``, ``args``, ``iteration``."""
+    INPUTS_APPLIED = "inputs_applied", Stage.PLANNER
+    """Required arguments the proposal left out were filled from input the user gave
+    earlier. ``tool``, ``inputs``."""
+    DO_NOTHING = "do_nothing", Stage.PLANNER
+    """No usable proposal; the planner is asked again. ``iteration``."""
+    PARSE_ERROR = "parse_error", Stage.PLANNER
+    """The planner's reply could not be used; it is asked to try again. ``errors``."""
+
+    GATE_DECISION = "gate_decision", Stage.GATE
+    """The pre-tool gate's decision on a proposal; ``reason_code`` is its first
+    reason's. ``decision``, ``tool``, ``args``, ``reasons``."""
+    DENIED_BEFORE = "denied_before", Stage.GATE
+    """The same call was denied by an approver earlier in the job; it does not run and
+    the approver is not asked again. ``reason_code`` APPROVAL_DENIED; ``tool``,
+    ``args``."""
+
+    TOOL_STARTED = "tool_started", Stage.EXECUTE
+    """An allowed tool starts (a call that is not idempotent is saved in flight first).
+    ``tool``, ``args``, ``idempotency_key``."""
+    TOOL_FINISHED = "tool_finished", Stage.EXECUTE
+    """The tool ran. ``tool``, ``result``, ``state_changes``."""
+    TOOL_FAILED = "tool_failed", Stage.EXECUTE
+    """The tool failed; the message is its error. ``tool``."""
+    TOOL_RERUN = "tool_rerun", Stage.EXECUTE
+    """Recovery runs an idempotent tool that was in flight again. ``tool``,
+    ``idempotency_key``."""
+
+    PAUSED = "paused", Stage.PAUSE
+    """The job paused; ``reason_code`` is the waiting object's. ``waiting``."""
+
+    INPUT_REJECTED = "input_rejected", Stage.RESUME
+    """Input given does not satisfy the fields asked for; the job stays paused under
+    the same correlation id. ``correlation_id``."""
+    INPUT_RECEIVED = "input_received", Stage.RESUME
+    """Input was accepted. ``inputs``, ``ignored`` (names not asked for),
+    ``correlation_id``."""
+    APPROVAL_GRANTED = "approval_granted", Stage.RESUME
+    """The approver approved the exact call. ``role``, ``tool``, ``args``,
+    ``correlation_id``."""
+    APPROVAL_DENIED = "approval_denied", Stage.RESUME
+    """The approver denied the call; it does not run. ``reason_code`` APPROVAL_DENIED;
+    ``role``, ``tool``, ``args``, ``correlation_id``."""
+    OPERATOR_DECIDED = "operator_decided", Stage.RESUME
+    """An operator said whether an interrupted tool ran. ``outcome`` (``ran`` or
+    ``not_run``), ``tool``."""
+
+    FINAL_ANSWER = "final_answer", Stage.FINALIZE
+    """The planner answered. ``fields``."""
+    GATE_SKIPPED = "gate_skipped", Stage.FINALIZE
+    """The finalization gate is disabled; the output contract was checked
+    mechanically. ``missing_fields``."""
+    GATE_PASSED = "gate_passed", Stage.FINALIZE
+    """The answer passed the finalization gate."""
+    GATE_FAILED = "gate_failed", Stage.FINALIZE
+    """The answer failed the finalization gate; ``reason_code`` is the first reason
+    code in order. ``reasons``, ``suggested_action``, ``attempt``."""
+    GATE_UNPARSED = "gate_unparsed", Stage.FINALIZE
+    """The gate's reply was not a verdict: treated as failed. ``reply``."""
+    ESCALATED = "escalated", Stage.FINALIZE
+    """The job escalated: retries used up, no new evidence, or the gate asked.
+    ``reason_code`` FINALIZATION_FAILED; ``draft``."""
+
+    POLISHED = "polished", Stage.POLISH
+    """The persona was applied to the reply."""
+    POLISH_REJECTED = "polish_rejected", Stage.POLISH
+    """The polished text was empty or dropped a contract value; the unpolished reply is
+    kept. ``dropped`` (the fields lost, when some were)."""
+    POLISH_SKIPPED = "polish_skipped", Stage.POLISH
+    """The skill has no persona."""
+
+    BUDGET_EXHAUSTED = "budget_exhausted", Stage.ENGINE
+    """The job used up its iterations or model calls and fails. ``reason_code``
+    ENGINE_BUDGET_EXHAUSTED."""
+    MODEL_ERROR = "model_error", Stage.ENGINE
+    """A model call failed and the job fails. ``reason_code`` INTERNAL_ERROR."""
+
+
 @dataclass
 class Event:
-    """One state change of a job. ``seq`` counts from 1 within the job."""
+    """One state change of a job. ``seq`` counts from 1 within the job; ``stage`` and
+    ``kind`` are the plain text of a :class:`Stage` and an :class:`EventKind`."""
 
     job_id: str
     seq: int

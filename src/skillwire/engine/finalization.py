@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillwire.core.chat import ChatMessage, ChatModel
-from skillwire.core.job import JobStatus, OutcomeClass
+from skillwire.core.chat import ChatModel
+from skillwire.core.job import EventKind, JobStatus, OutcomeClass
 from skillwire.core.proposal import FinalAnswer
 from skillwire.engine.prompts import gate_request, polisher_request
 from skillwire.engine.run import JobRun
+from skillwire.engine.state import PauseKind, Phase
 
 __all__ = ["ACTION_CODES", "REASON_CODES", "FinalizationGate", "ReplyPolisher"]
 
@@ -51,7 +52,7 @@ class FinalizationGate:
         """True when the job ended (completed or escalated); False to replan."""
         state = run.state
         state.draft = {"answer": answer.answer, "fields": answer.fields}
-        run.event("finalize", "final_answer", answer.answer[:200], fields=answer.fields)
+        run.event(EventKind.FINAL_ANSWER, answer.answer[:200], fields=answer.fields)
         if (
             state.evidence_at_last_gate is not None
             and state.evidence == state.evidence_at_last_gate
@@ -76,20 +77,18 @@ class FinalizationGate:
                 action = suggested if suggested in ACTION_CODES else "TOOL_CALL"
         elif not config.enabled:
             run.event(
-                "finalize",
-                "gate_skipped",
+                EventKind.GATE_SKIPPED,
                 "finalization gate disabled; output contract checked mechanically",
                 missing_fields=missing,
             )
         if not reasons:
             if config.enabled:
-                run.event("finalize", "gate_passed", "the answer passed the finalization gate")
+                run.event(EventKind.GATE_PASSED, "the answer passed the finalization gate")
             await polisher.polish(run, answer)
             return True
         codes = sorted({r["code"] for r in reasons})
         run.event(
-            "finalize",
-            "gate_failed",
+            EventKind.GATE_FAILED,
             "; ".join(r["detail"] for r in reasons),
             reason_code=codes[0],
             reasons=reasons,
@@ -109,12 +108,9 @@ class FinalizationGate:
             f"REJECTED by the finalization gate: {detail}. Gather new evidence (call a "
             "tool, or the platform asks the user) before answering again."
         )
-        if call_id:
-            state.add_message(ChatMessage("tool", content, tool_call_id=call_id))
-        else:
-            state.add_message(ChatMessage("user", content))
+        run.answer(call_id, content)
         if action == "CLARIFY_USER" and missing:
-            state.pause_kind = "clarify"
+            state.pause_kind = PauseKind.CLARIFY
             prompt = "Please provide: " + ", ".join(m.replace("_", " ") for m in missing) + "."
             run.pause(
                 run.new_waiting("CLARIFICATION_REQUIRED", missing, prompt),
@@ -133,8 +129,7 @@ class FinalizationGate:
         verdict = parse_json_object(response.text)
         if verdict is None or not isinstance(verdict.get("passed"), bool):
             run.event(
-                "finalize",
-                "gate_unparsed",
+                EventKind.GATE_UNPARSED,
                 "the gate's reply was not a gate result: treated as failed (fail closed)",
                 reply=response.text[:300],
             )
@@ -146,13 +141,12 @@ class FinalizationGate:
 
     async def _escalate(self, run: JobRun, why: str) -> None:
         run.event(
-            "finalize",
-            "escalated",
+            EventKind.ESCALATED,
             why,
             reason_code=OutcomeClass.FINALIZATION_FAILED,
             draft=run.state.draft,
         )
-        run.state.phase = "done"
+        run.state.phase = Phase.DONE
         run.record.fields = dict((run.state.draft or {}).get("fields") or {})
         run.set_status(JobStatus.ESCALATED, OutcomeClass.FINALIZATION_FAILED)
         await run.persist()
@@ -213,24 +207,22 @@ class ReplyPolisher:
             lost = dropped_values(answer.answer, polished, required)
             if not polished:
                 run.event(
-                    "polish",
-                    "polish_rejected",
+                    EventKind.POLISH_REJECTED,
                     "the polisher returned nothing; the unpolished reply is kept",
                 )
             elif lost:
                 run.event(
-                    "polish",
-                    "polish_rejected",
+                    EventKind.POLISH_REJECTED,
                     f"the polished text dropped {', '.join(lost)}; the unpolished reply is kept",
                     dropped=lost,
                 )
             else:
                 reply = polished
-                run.event("polish", "polished", "persona applied")
+                run.event(EventKind.POLISHED, "persona applied")
         else:
-            run.event("polish", "polish_skipped", "the skill has no persona")
+            run.event(EventKind.POLISH_SKIPPED, "the skill has no persona")
         run.record.reply = reply
         run.record.fields = dict(answer.fields)
-        run.state.phase = "done"
+        run.state.phase = Phase.DONE
         run.set_status(JobStatus.COMPLETED, OutcomeClass.SUCCESS)
         await run.persist()

@@ -10,25 +10,25 @@ resume without asking the planner again; a paused job spends nothing.
 from __future__ import annotations
 
 import json
-import weakref
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from skillwire.core.chat import ChatMessage, ChatModel, ToolCall, ToolSpec
+from skillwire.core.chat import ChatMessage, ChatModel, ToolCall
 from skillwire.core.errors import BudgetExhausted, ModelError, ParseFailure
-from skillwire.core.job import JobStatus, OutcomeClass
+from skillwire.core.executor import ExecutorRegistry
+from skillwire.core.job import EventKind, JobStatus, OutcomeClass
 from skillwire.core.plainjson import plain_dumps
 from skillwire.core.proposal import DoNothing, FinalAnswer, Proposal, ToolProposal
-from skillwire.engine.adapter import ModelAdapter, model_tool_name
+from skillwire.engine.adapter import ModelAdapter
+from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.finalization import FinalizationGate, ReplyPolisher
-from skillwire.engine.prompts import intent_request, planner_request, tool_specs
+from skillwire.engine.prompts import intent_request, planner_request
 from skillwire.engine.run import JobRun
+from skillwire.engine.state import HistoryEntry, InFlightCall, PauseKind, Phase
 from skillwire.policy.arguments import FieldCheck
 from skillwire.policy.call import args_key
 from skillwire.policy.decisions import Allow, Block, Decision, NeedInput
-from skillwire.policy.gate import Gate
-from skillwire.policy.workflows import SubGoal, workflows_to_subgoals
-from skillwire.tools import Executors
+from skillwire.skills.model_tools import Tool
 
 __all__ = ["Pipeline", "parse_json_object"]
 
@@ -52,88 +52,50 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-@dataclass(frozen=True, slots=True)
-class _SkillFacts:
-    """What the planner stage reads of a skill, computed once per compiled gate."""
-
-    tools: tuple[ToolSpec, ...]
-    subgoals: tuple[SubGoal, ...]
-    done_subgoals: tuple[SubGoal, ...]
-    required: dict[str, tuple[str, ...]]
-    model_tool_names: dict[str, str]
-    """Each tool's name as models see it, to its name in the skill."""
-    goal_dicts: tuple[dict[str, Any], ...] = ()
-    done_goal_dicts: tuple[dict[str, Any], ...] = ()
-    """:attr:`subgoals` and :attr:`done_subgoals` in JSON form (read, never changed)."""
-
-
 class Pipeline:
     """Runs jobs forward; shared by every job of a runtime."""
 
-    def __init__(self, model: ChatModel, gate_model: ChatModel, executors: Executors) -> None:
+    def __init__(
+        self, model: ChatModel, gate_model: ChatModel, executors: ExecutorRegistry[Tool]
+    ) -> None:
         self.model = model
         self.executors = executors
         self.adapter = ModelAdapter()
         self.finalizer = FinalizationGate(gate_model)
         self.polisher = ReplyPolisher(model)
-        self._facts: weakref.WeakKeyDictionary[Gate, _SkillFacts] = weakref.WeakKeyDictionary()
-
-    def facts(self, run: JobRun) -> _SkillFacts:
-        """The tool specs, sub-goals and required arguments of the run's skill."""
-        found = self._facts.get(run.gate)
-        if found is None:
-            skill = run.skill
-            required = {
-                t.name: tuple(
-                    n for n in t.input_schema().get("required") or [] if isinstance(n, str)
-                )
-                for t in skill.tools
-            }
-            goals = tuple(workflows_to_subgoals(skill))
-            found = _SkillFacts(
-                tool_specs(skill, run.gate.policy),
-                goals,
-                tuple(replace(g, status="done") for g in goals),
-                required,
-                {model_tool_name(t.name): t.name for t in skill.tools},
-                tuple(g.to_dict() for g in goals),
-                tuple(replace(g, status="done").to_dict() for g in goals),
-            )
-            self._facts[run.gate] = found
-        return found
 
     async def advance(self, run: JobRun) -> None:
         """Work on the job until it pauses or ends."""
         try:
-            if run.state.phase == "intent":
+            if run.state.phase is Phase.INTENT:
                 await self._detect_intent(run)
-            if run.state.phase == "planning":
+            if run.state.phase is Phase.PLANNING:
                 await self._plan(run)
         except BudgetExhausted as exc:
             run.event(
-                "engine",
-                "budget_exhausted",
+                EventKind.BUDGET_EXHAUSTED,
                 str(exc),
                 reason_code=OutcomeClass.ENGINE_BUDGET_EXHAUSTED,
             )
             run.set_status(JobStatus.FAILED, OutcomeClass.ENGINE_BUDGET_EXHAUSTED)
-            run.state.phase = "done"
+            run.state.phase = Phase.DONE
             await run.persist()
         except ModelError as exc:
             run.event(
-                "engine",
-                "model_error",
+                EventKind.MODEL_ERROR,
                 f"{type(exc).__name__}: {exc}",
                 reason_code=OutcomeClass.INTERNAL_ERROR,
             )
             run.set_status(JobStatus.FAILED, OutcomeClass.INTERNAL_ERROR)
-            run.state.phase = "done"
+            run.state.phase = Phase.DONE
             await run.persist()
 
     # -- intent -------------------------------------------------------------------
     async def _detect_intent(self, run: JobRun) -> None:
-        skill = run.skill
-        response = await run.call_model(self.model, intent_request(skill, run.state.message))
+        compiled = run.compiled
+        skill = compiled.skill
+        request = intent_request(skill, run.state.message, system=compiled.intent_system)
+        response = await run.call_model(self.model, request)
         data = parse_json_object(response.text) or {}
         intent_id = data.get("intent")
         intent = next((i for i in skill.intents.supported if i.id == intent_id), None)
@@ -144,24 +106,22 @@ class Pipeline:
         run.state.intent = intent.id
         run.state.entities = entities
         run.event(
-            "intent",
-            "intent_detected",
+            EventKind.INTENT_DETECTED,
             intent.id,
             intent=intent.id,
             entities=entities,
             rejected_entities=rejected,
             confidence=data.get("confidence"),
         )
-        policy = run.gate.policy
+        policy = compiled.gate.policy
         run.event(
-            "bootstrap",
-            "bootstrapped",
+            EventKind.BOOTSTRAPPED,
             "sub-goals built, rules compiled",
-            subgoals=[g.to_dict() for g in self.facts(run).subgoals],
+            subgoals=[g.to_dict() for g in compiled.subgoals],
             compiled_rules=len(policy.rules),
             planner_tokens=policy.planner_tokens,
         )
-        run.state.phase = "planning"
+        run.state.phase = Phase.PLANNING
         run.state.add_message(ChatMessage("user", run.state.message))
 
     async def _out_of_domain(self, run: JobRun, said: str) -> None:
@@ -170,25 +130,23 @@ class Pipeline:
         if ood.suggest_domains:
             reply += " You may want: " + ", ".join(ood.suggest_domains) + "."
         run.event(
-            "intent",
-            "out_of_domain",
+            EventKind.OUT_OF_DOMAIN,
             reply,
             reason_code=OutcomeClass.OUT_OF_DOMAIN,
             model_said=said,
             action=ood.action,
         )
         run.record.reply = reply
-        run.state.phase = "done"
+        run.state.phase = Phase.DONE
         status = JobStatus.ESCALATED if ood.action == "escalate" else JobStatus.COMPLETED
         run.set_status(status, OutcomeClass.OUT_OF_DOMAIN)
         await run.persist()
 
     # -- the planner loop -----------------------------------------------------------
     async def _plan(self, run: JobRun) -> None:
-        while run.state.phase == "planning":
+        while run.state.phase is Phase.PLANNING:
             if run.state.pending is not None:
-                waiting_call = ToolProposal.from_dict(run.state.pending)
-                if await self._handle_tool(run, waiting_call):
+                if await self._handle_tool(run, run.state.pending):
                     return
                 continue
             if run.state.iterations >= run.max_iterations():
@@ -205,14 +163,13 @@ class Pipeline:
                     proposal.reasoning,
                 )
                 run.event(
-                    "planner",
-                    "proposal",
+                    EventKind.PROPOSAL,
                     f"{proposal.tool}",
                     tool=proposal.tool,
                     args=proposal.args,
                     iteration=run.state.iterations,
                 )
-                proposal = _with_given_inputs(run, proposal, self.facts(run).required)
+                proposal = _with_given_inputs(run, proposal, run.compiled.required)
                 if _denied_before(run, proposal):
                     continue
                 if await self._handle_tool(run, proposal):
@@ -221,7 +178,7 @@ class Pipeline:
                 if await self.finalizer.finalize(run, proposal, call_id, self.polisher):
                     return
             else:
-                run.event("planner", "do_nothing", proposal.reason, iteration=run.state.iterations)
+                run.event(EventKind.DO_NOTHING, proposal.reason, iteration=run.state.iterations)
                 run.state.add_message(
                     ChatMessage(
                         "user",
@@ -230,24 +187,23 @@ class Pipeline:
                 )
 
     async def _propose(self, run: JobRun) -> tuple[Proposal, str]:
-        facts = self.facts(run)
-        tools = facts.tools
+        compiled = run.compiled
         retries = 0
         while True:
             request = planner_request(
-                run.skill,
-                run.gate.policy,
-                _subgoals(run, facts),
-                _visible_state(run, facts),
+                compiled.skill,
+                compiled.planner_system,
+                _subgoals(run, compiled),
+                _visible_state(run, compiled),
                 run.state.messages(),
-                tools,
-                run.skill.engine_config().temperature,
+                compiled.tools,
+                compiled.skill.engine_config().temperature,
             )
             response = await run.call_model(self.model, request)
             try:
                 proposal, call = self.adapter.parse(response)
             except ParseFailure as exc:
-                run.event("planner", "parse_error", "; ".join(exc.errors), errors=exc.errors)
+                run.event(EventKind.PARSE_ERROR, "; ".join(exc.errors), errors=exc.errors)
                 retries += 1
                 summary = response.text.strip()[:500] or "(a reply that could not be used)"
                 run.state.add_message(ChatMessage("assistant", summary))
@@ -289,15 +245,13 @@ class Pipeline:
         if isinstance(decision, Block):
             state.pending = None
             text = "; ".join(r.message for r in decision.reasons)
-            _answer_call(
-                run,
-                proposal.call_id,
-                f"BLOCKED by the skill's rules: {text}. The call did not run.",
+            run.answer(
+                proposal.call_id, f"BLOCKED by the skill's rules: {text}. The call did not run."
             )
             return False
-        state.pending = proposal.to_dict()
+        state.pending = proposal
         if isinstance(decision, NeedInput):
-            state.pause_kind = "input"
+            state.pause_kind = PauseKind.INPUT
             run.pause(
                 run.new_waiting(
                     str(decision.reasons[0].code),
@@ -308,7 +262,7 @@ class Pipeline:
                 OutcomeClass.USER_ACTION_REQUIRED,
             )
         else:
-            state.pause_kind = "approval"
+            state.pause_kind = PauseKind.APPROVAL
             reason = decision.reason_text
             prompt = (
                 f"{decision.approver} approval needed: {decision.tool} "
@@ -348,10 +302,8 @@ class Pipeline:
         state = run.state
         tool = run.skill.tool(name)
         assert tool is not None
-        state.in_flight = {"tool": tool.name, "args": args, "key": key, "call_id": call_id}
-        run.event(
-            "execute", "tool_started", tool.name, tool=tool.name, args=args, idempotency_key=key
-        )
+        state.in_flight = InFlightCall(tool.name, args, key, call_id)
+        run.event(EventKind.TOOL_STARTED, tool.name, tool=tool.name, args=args, idempotency_key=key)
         if tool.idempotent:
             await run.claim()
         else:
@@ -367,29 +319,23 @@ class Pipeline:
             await run.turn.take()
         state.in_flight = None
         state.history.append(
-            {
-                "tool": tool.name,
-                "args": args,
-                "result": outcome.result,
-                "ok": outcome.ok,
-                "error": outcome.error,
-                "state_changes": outcome.state_changes,
-            }
+            HistoryEntry(
+                tool.name, args, outcome.result, outcome.ok, outcome.error, outcome.state_changes
+            )
         )
         if outcome.ok:
             state.evidence += 1
             run.event(
-                "execute",
-                "tool_finished",
+                EventKind.TOOL_FINISHED,
                 tool.name,
                 tool=tool.name,
                 result=outcome.result,
                 state_changes=outcome.state_changes,
             )
-            _answer_call(run, call_id, _result_text(outcome.result))
+            run.answer(call_id, _result_text(outcome.result))
         else:
-            run.event("execute", "tool_failed", outcome.error, tool=tool.name)
-            _answer_call(run, call_id, f"ERROR: {outcome.error}")
+            run.event(EventKind.TOOL_FAILED, outcome.error, tool=tool.name)
+            run.answer(call_id, f"ERROR: {outcome.error}")
         if not tool.idempotent:
             await run.persist()
 
@@ -399,14 +345,6 @@ def _result_text(result: Any) -> str:
     else the standard library, anything odd as its ``str``)."""
     data = plain_dumps(result)
     return data.decode() if data is not None else json.dumps(result, default=str)
-
-
-def _answer_call(run: JobRun, call_id: str, content: str) -> None:
-    """The tool message that answers the planner's call ``call_id``."""
-    if call_id:
-        run.state.add_message(ChatMessage("tool", content, tool_call_id=call_id))
-    else:
-        run.state.add_message(ChatMessage("user", content))
 
 
 def _absent(value: Any) -> bool:
@@ -434,7 +372,7 @@ def _with_given_inputs(
     if not filled:
         return proposal
     run.event(
-        "planner", "inputs_applied", ", ".join(sorted(filled)), tool=proposal.tool, inputs=filled
+        EventKind.INPUTS_APPLIED, ", ".join(sorted(filled)), tool=proposal.tool, inputs=filled
     )
     return replace(proposal, args={**proposal.args, **filled})
 
@@ -447,21 +385,19 @@ def _denied_before(run: JobRun, proposal: ToolProposal) -> bool:
     tool = run.skill.tool(proposal.tool)
     name = tool.name if tool is not None else proposal.tool
     key = args_key(name, proposal.args)
-    denial = next((d for d in run.state.denials if args_key(d["tool"], d["args"]) == key), None)
+    denial = next((d for d in run.state.denials if args_key(d.tool, d.args) == key), None)
     if denial is None:
         return False
     run.event(
-        "gate",
-        "denied_before",
-        f"{name} was denied by {denial['role']}",
+        EventKind.DENIED_BEFORE,
+        f"{name} was denied by {denial.role}",
         reason_code="APPROVAL_DENIED",
         tool=name,
         args=proposal.args,
     )
-    _answer_call(
-        run,
+    run.answer(
         proposal.call_id,
-        f"DENIED earlier by {denial['role']}: {name} with these arguments does not run.",
+        f"DENIED earlier by {denial.role}: {name} with these arguments does not run.",
     )
     return True
 
@@ -469,8 +405,7 @@ def _denied_before(run: JobRun, proposal: ToolProposal) -> bool:
 def _record_decision(run: JobRun, decision: Decision) -> None:
     first = decision.reasons[0] if decision.reasons else None
     run.event(
-        "gate",
-        "gate_decision",
+        EventKind.GATE_DECISION,
         f"{decision.kind}: {decision.tool}",
         reason_code=str(first.code) if first else "",
         decision=decision.kind,
@@ -497,30 +432,24 @@ def _entities(intent: Any, raw: Any) -> tuple[dict[str, Any], list[str]]:
     return kept, rejected
 
 
-def _subgoals(run: JobRun, facts: _SkillFacts) -> list[dict[str, Any]]:
+def _subgoals(run: JobRun, compiled: CompiledSkill) -> list[dict[str, Any]]:
     """The sub-goals' JSON forms, each marked done once its tool has run."""
-    done = {h["tool"] for h in run.state.history if h.get("ok")}
+    done = {h.tool for h in run.state.history if h.ok}
     return [
         finished if goal["tool"] in done else goal
-        for goal, finished in zip(facts.goal_dicts, facts.done_goal_dicts, strict=True)
+        for goal, finished in zip(compiled.goal_dicts, compiled.done_goal_dicts, strict=True)
     ]
 
 
-def _visible_state(run: JobRun, facts: _SkillFacts) -> dict[str, Any]:
+def _visible_state(run: JobRun, compiled: CompiledSkill) -> dict[str, Any]:
     state = run.state
     return {
         "intent": state.intent,
         "entities": state.entities,
         "inputs": state.inputs,
         "results": [
-            {
-                "tool": h["tool"],
-                "args": h["args"],
-                "ok": h.get("ok", True),
-                "result": h.get("result"),
-                "error": h.get("error", ""),
-            }
+            {"tool": h.tool, "args": h.args, "ok": h.ok, "result": h.result, "error": h.error}
             for h in state.history
         ],
-        "model_tool_names": facts.model_tool_names,
+        "model_tool_names": compiled.model_tool_names,
     }

@@ -9,7 +9,6 @@ spec 000 sections 4.4 and 4.5.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -26,7 +25,9 @@ __all__ = [
     "final_answer_spec",
     "gate_request",
     "intent_request",
+    "intent_system",
     "planner_request",
+    "planner_system",
     "polisher_request",
     "tool_specs",
 ]
@@ -51,40 +52,30 @@ def _json(value: Any) -> str:
         return _FALLBACK.encode(value)
 
 
-_TEXTS: dict[tuple[str, int, int], tuple[object, object, str]] = {}
-
-
-def _once(kind: str, skill: Skill, extra: object, build: Callable[[], str]) -> str:
-    """``build()``, computed once per skill object (and ``extra``): prompt parts that
-    depend only on the skill are not rebuilt for every job and every step."""
-    key = (kind, id(skill), id(extra))
-    found = _TEXTS.get(key)
-    if found is not None and found[0] is skill and found[1] is extra:
-        return found[2]
-    if len(_TEXTS) > 256:
-        _TEXTS.clear()
-    text = build()
-    _TEXTS[key] = (skill, extra, text)
-    return text
-
-
 def _full_name(skill: Skill, name: str) -> str:
     tool = skill.tool(name)
     return tool.name if tool is not None else name
 
 
-def intent_request(skill: Skill, message: str) -> ChatRequest:
-    """Classify ``message`` into one of the skill's intents and extract entities."""
-    system = _once("intent", skill, None, lambda: _intent_system(skill))
+def intent_request(skill: Skill, message: str, *, system: str | None = None) -> ChatRequest:
+    """Classify ``message`` into one of the skill's intents and extract entities.
+
+    ``system`` is :func:`intent_system` of the skill, when the caller keeps it (the
+    engine's compiled skill does); otherwise it is built for this request."""
     return ChatRequest(
         "intent",
-        (ChatMessage("system", system), ChatMessage("user", message)),
+        (
+            ChatMessage("system", intent_system(skill) if system is None else system),
+            ChatMessage("user", message),
+        ),
         response_format="json",
         temperature=0.0,
     )
 
 
-def _intent_system(skill: Skill) -> str:
+def intent_system(skill: Skill) -> str:
+    """The intent stage's instructions: the skill's intent catalogue (it depends only
+    on the skill)."""
     catalog = [
         {
             "id": i.id,
@@ -150,15 +141,15 @@ def tool_specs(skill: Skill, policy: CompiledPolicy) -> tuple[ToolSpec, ...]:
 
 def planner_request(
     skill: Skill,
-    policy: CompiledPolicy,
+    instructions: str,
     subgoals: list[SubGoal] | list[dict[str, Any]],
     state: dict[str, Any],
     conversation: list[ChatMessage],
     tools: tuple[ToolSpec, ...],
     temperature: float | None,
 ) -> ChatRequest:
-    """One planner step: instructions, the job state, and the conversation so far."""
-    instructions = _once("planner", skill, policy, lambda: _planner_system(skill, policy))
+    """One planner step: ``instructions`` (:func:`planner_system`), the job state, and
+    the conversation so far."""
     intent = next((i for i in skill.intents.supported if i.id == state.get("intent")), None)
     job_state = {
         **state,
@@ -178,7 +169,9 @@ def planner_request(
     return ChatRequest("planner", messages, tools, temperature=temperature)
 
 
-def _planner_system(skill: Skill, policy: CompiledPolicy) -> str:
+def planner_system(skill: Skill, policy: CompiledPolicy) -> str:
+    """The planner's instructions: role, problem, the rules handed to it as text, how
+    to work (they depend only on the skill and its compiled policy)."""
     parts = [f"You are {skill.role.name or 'an assistant'}."]
     if skill.problem.statement:
         parts.append(f"Your job: {skill.problem.statement}")

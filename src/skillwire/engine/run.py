@@ -28,10 +28,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from skillwire.core.chat import ChatModel, ChatRequest, ChatResponse
+from skillwire.core.chat import ChatMessage, ChatModel, ChatRequest, ChatResponse
 from skillwire.core.errors import BudgetExhausted, ModelError
-from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass, Waiting
+from skillwire.core.job import (
+    JOB_STATE_VERSION,
+    Event,
+    EventKind,
+    JobRecord,
+    JobStatus,
+    ModelCallRecord,
+    OutcomeClass,
+    Waiting,
+)
 from skillwire.core.store import JobStore
+from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.state import JobState
 from skillwire.engine.turns import Turn
 from skillwire.policy.gate import Gate
@@ -90,8 +100,8 @@ class JobRun:
 
     record: JobRecord
     state: JobState
-    skill: Skill
-    gate: Gate
+    compiled: CompiledSkill
+    """The job's skill, its gate and what the stages derive from it."""
     store: JobStore
     limits: EngineLimits
     new_events: list[Event] = field(default_factory=list)
@@ -107,18 +117,46 @@ class JobRun:
         """The job id."""
         return self.record.id
 
+    @property
+    def skill(self) -> Skill:
+        """The job's skill."""
+        return self.compiled.skill
+
+    @property
+    def gate(self) -> Gate:
+        """The skill's compiled gate."""
+        return self.compiled.gate
+
     def event(
-        self, stage: str, kind: str, message: str = "", *, reason_code: str = "", **data: Any
+        self, kind: EventKind, message: str = "", *, reason_code: str = "", **data: Any
     ) -> None:
-        """Record a state change (saved with the next :meth:`persist`)."""
+        """Record a state change of ``kind`` (saved with the next :meth:`persist`)."""
         self.state.event_seq += 1
         self.new_events.append(
-            Event(self.id, self.state.event_seq, now(), stage, kind, reason_code, message, data)
+            Event(
+                self.id,
+                self.state.event_seq,
+                now(),
+                kind.stage._value_,  # plain text, as the store reads it back
+                kind._value_,
+                reason_code,
+                message,
+                data,
+            )
         )
+
+    def answer(self, call_id: str, content: str) -> None:
+        """Tell the planner ``content`` in answer to its call ``call_id`` (a tool
+        message), or as a user message when the reply had no call id."""
+        if call_id:
+            self.state.add_message(ChatMessage("tool", content, tool_call_id=call_id))
+        else:
+            self.state.add_message(ChatMessage("user", content))
 
     async def persist(self) -> None:
         """Save the record, new events and model calls as one versioned write."""
         self.record.state = self.state.to_dict()
+        self.record.state_version = JOB_STATE_VERSION
         self.record.updated_at = now()
         saved = await self.store.save(
             self.record,
@@ -147,8 +185,7 @@ class JobRun:
         self.record.status = status
         self.record.outcome_class = outcome
         self.event(
-            "job",
-            "status",
+            EventKind.STATUS,
             f"{status}" + (f" ({outcome})" if outcome else ""),
             reason_code=str(outcome or ""),
             status=str(status),
@@ -159,8 +196,7 @@ class JobRun:
         self.record.waiting = waiting
         self.set_status(JobStatus.PAUSED, outcome)
         self.event(
-            "pause",
-            "paused",
+            EventKind.PAUSED,
             waiting.prompt_message,
             reason_code=waiting.reason_code,
             waiting=waiting.to_dict(),

@@ -1,6 +1,6 @@
 """The job runtime: start a job, resume it with input or an approval, recover it.
 
-    runtime = Runtime(store=SQLiteJobStore("jobs.db"), model=OfflineModel())
+    runtime = Runtime(SQLiteJobStore("jobs.db"), OfflineModel(), executors=Executors())
     job = await runtime.start(skill, "Refund 750 for ORD-12345", context={"user_id": "u1"})
     if job.status == "paused":
         job = await runtime.resume(job.id, approval="approve", role="supervisor")
@@ -11,41 +11,34 @@ the version read), and a crashed job is continued by :meth:`Runtime.recover`.
 
 ``start``, ``resume`` and ``recover`` return the job with its events and model calls
 (two more reads of the store); pass ``detail=False`` for the record alone, as the
-engine holds it, with no read at all.
+engine holds it, with no read at all. Each holds a turn at engine work
+(:mod:`skillwire.engine.turns`) for its whole run; what a resume gives a paused job is
+in :mod:`skillwire.engine.resume`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
-
 from skillwire.core.chat import ChatModel
-from skillwire.core.errors import (
-    ConflictError,
-    ForbiddenError,
-    NotFoundError,
-    UsageError,
-    VersionConflict,
-)
-from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
-from skillwire.core.proposal import ToolProposal
+from skillwire.core.errors import ConflictError, NotFoundError, UsageError, VersionConflict
+from skillwire.core.executor import ExecutorRegistry
+from skillwire.core.job import Event, EventKind, JobRecord, JobStatus, ModelCallRecord
 from skillwire.core.store import JobStore
-from skillwire.engine.pipeline import Pipeline, _answer_call
+from skillwire.engine.compiled import CompiledSkill, CompiledSkills, SkillResolver
+from skillwire.engine.pipeline import Pipeline
+from skillwire.engine.resume import apply_resume, recover_in_flight
 from skillwire.engine.run import EngineLimits, JobRun, new_job_id, now
 from skillwire.engine.state import JobState
 from skillwire.engine.turns import Turn, Turns
 from skillwire.policy.access import BasePolicy
 from skillwire.policy.gate import Gate
 from skillwire.skills.model import Skill
-from skillwire.tools import Executors
+from skillwire.skills.model_tools import Tool
 
 __all__ = ["JobView", "Runtime", "SkillResolver"]
-
-SkillResolver = Callable[[JobRecord], Skill]
-"""Finds the skill of a stored job (by ``skill_id`` or the recorded source)."""
 
 
 @dataclass
@@ -96,15 +89,20 @@ class JobView:
 
 
 class Runtime:
-    """Runs jobs of any skill against one store, one model and one set of executors."""
+    """Runs jobs of any skill against one store, one model and one set of executors.
+
+    ``executors`` runs the tools the gate allows (the program passes
+    ``skillwire.tools.Executors()``); ``skills`` finds the skill of a stored job when
+    this runtime did not start it (by default: loaded from the source the job recorded).
+    """
 
     def __init__(
         self,
         store: JobStore,
         model: ChatModel,
         *,
+        executors: ExecutorRegistry[Tool],
         gate_model: ChatModel | None = None,
-        executors: Executors | None = None,
         base_policy: BasePolicy | None = None,
         skills: SkillResolver | None = None,
         limits: EngineLimits | None = None,
@@ -114,10 +112,8 @@ class Runtime:
         self.turns = Turns(turns)
         self.base_policy = base_policy or BasePolicy()
         self.limits = limits or EngineLimits()
-        self.pipeline = Pipeline(model, gate_model or model, executors or Executors())
-        self._resolve = skills
-        self._gates: dict[int, Gate] = {}
-        self._known: dict[str, Skill] = {}
+        self.pipeline = Pipeline(model, gate_model or model, executors)
+        self.skills = CompiledSkills(self.base_policy, skills)
 
     async def aclose(self) -> None:
         """Close the models this runtime calls, each once. The store stays open: it is
@@ -128,48 +124,24 @@ class Runtime:
 
     def gate_for(self, skill: Skill) -> Gate:
         """The compiled gate of ``skill`` (compiled once per skill object)."""
-        gate = self._gates.get(id(skill))
-        if gate is None or gate.skill is not skill:
-            gate = Gate.for_skill(skill, base=self.base_policy)
-            self._gates[id(skill)] = gate
-        return gate
+        return self.skills.of(skill).gate
 
-    def _skill_of(self, record: JobRecord) -> Skill:
-        if self._resolve is not None:
-            return self._resolve(record)
-        skill = self._known.get(record.skill_id)
-        if skill is None:
-            from skillwire.skills import load_skill
+    def _turn(self) -> Turn:
+        """The scope of one unit of work: ``async with self._turn() as turn`` takes a
+        turn at engine work and gives it back however the work ends."""
+        return self.turns.turn()
 
-            source = str(record.state.get("skill_source") or "")
-            if not source:
-                raise NotFoundError(f"job {record.id}: its skill '{record.skill_id}' is unknown")
-            skill = load_skill(source)
-            self._known[skill.id] = skill
-        return skill
-
-    def _run(self, record: JobRecord, skill: Skill, turn: Turn) -> JobRun:
+    def _run(self, record: JobRecord, compiled: CompiledSkill, turn: Turn) -> JobRun:
         """A run of a stored job: it must save before its first effect (``claimed``)."""
         return JobRun(
             record,
-            JobState.from_dict(record.state),
-            skill,
-            self.gate_for(skill),
+            JobState.from_dict(record.state, record.state_version),
+            compiled,
             self.store,
             self.limits,
             claimed=False,
             turn=turn,
         )
-
-    async def _in_turn(self, work: Callable[[Turn], Awaitable[JobView]]) -> JobView:
-        """``work(turn)`` once a turn is taken (:mod:`skillwire.engine.turns`); the turn
-        is given back however it ends."""
-        turn = self.turns.turn()
-        await turn.take()
-        try:
-            return await work(turn)
-        finally:
-            turn.give()
 
     async def start(
         self,
@@ -186,43 +158,29 @@ class Runtime:
         """
         if not message.strip():
             raise UsageError("the message is empty")
-        return await self._in_turn(
-            lambda turn: self._start(turn, skill, message, context, owner, detail)
-        )
-
-    async def _start(
-        self,
-        turn: Turn,
-        skill: Skill,
-        message: str,
-        context: Mapping[str, Any] | None,
-        owner: str | None,
-        detail: bool,
-    ) -> JobView:
-        self._known.setdefault(skill.id, skill)
-        ctx = dict(context or {})
-        at = now()
-        state = JobState(message=message, skill_source=skill.origin, context=ctx)
-        record = JobRecord(
-            new_job_id(),
-            skill.id,
-            JobStatus.QUEUED,
-            None,
-            owner or str(ctx.get("user_id", "")),
-            at,
-            at,
-            state=state.to_dict(),
-        )
-        run = self._run(record, skill, turn)
-        run.event("job", "created", message, skill=skill.id, context=ctx)
-        run.record.status = JobStatus.RUNNING
-        run.event("job", "status", "running", status="running")
-        run.record.state = run.state.to_dict()
-        run.record = await self.store.create(run.record, run.new_events)
-        run.new_events = []
-        run.claimed = True
-        await self.pipeline.advance(run)
-        return await self._outcome(run, detail)
+        async with self._turn() as turn:
+            compiled = self.skills.starting(skill)
+            ctx = dict(context or {})
+            at = now()
+            record = JobRecord(
+                new_job_id(),
+                skill.id,
+                JobStatus.QUEUED,
+                None,
+                owner or str(ctx.get("user_id", "")),
+                at,
+                at,
+            )
+            state = JobState(message=message, skill_source=skill.origin, context=ctx)
+            run = JobRun(record, state, compiled, self.store, self.limits, turn=turn)
+            run.event(EventKind.CREATED, message, skill=skill.id, context=ctx)
+            run.record.status = JobStatus.RUNNING
+            run.event(EventKind.STATUS, "running", status="running")
+            run.record.state = run.state.to_dict()
+            run.record = await self.store.create(run.record, run.new_events)
+            run.new_events = []
+            await self.pipeline.advance(run)
+            return await self._outcome(run, detail)
 
     async def view(self, job_id: str, *, detail: bool = True) -> JobView:
         """The job, with its events and model calls unless ``detail`` is False."""
@@ -262,184 +220,25 @@ class Runtime:
         the role the rule names. Raises NotFoundError, ConflictError (not paused, stale
         correlation id, resumed meanwhile), ForbiddenError (wrong role), UsageError.
         """
-        return await self._in_turn(
-            lambda turn: self._resume(turn, job_id, input, approval, role, correlation_id, detail)
-        )
-
-    async def _resume(
-        self,
-        turn: Turn,
-        job_id: str,
-        input: Mapping[str, Any] | None,
-        approval: Literal["approve", "deny"] | None,
-        role: str | None,
-        correlation_id: str | None,
-        detail: bool,
-    ) -> JobView:
-        record = await self.store.get(job_id)
-        if record is None:
-            raise NotFoundError(f"no job '{job_id}'")
-        waiting = record.waiting
-        if record.status is not JobStatus.PAUSED or waiting is None:
-            raise ConflictError(f"job {job_id} is {record.status}, not paused")
-        if correlation_id is not None and correlation_id != waiting.correlation_id:
-            raise ConflictError(f"job {job_id} is waiting under another correlation id")
-        run = self._run(record, self._skill_of(record), turn)
-        try:
-            if run.state.pause_kind == "approval":
-                await self._approve(run, approval, role)
-            elif run.state.pause_kind == "operator":
-                await self._operator(run, input, role)
-            elif not await self._give_input(run, input):
-                return await self._outcome(run, detail)
-            await self.pipeline.advance(run)
-        except VersionConflict as exc:
-            raise ConflictError(f"job {job_id} changed meanwhile (resumed twice?)") from exc
-        return await self._outcome(run, detail)
-
-    async def _give_input(self, run: JobRun, values: Mapping[str, Any] | None) -> bool:
-        waiting = run.record.waiting
-        assert waiting is not None
-        if values is None:
-            raise UsageError(f"job {run.id} waits for input: {', '.join(waiting.requested_fields)}")
-        problems = []
-        accepted: dict[str, Any] = {}
-        for name in waiting.requested_fields:
-            if name not in values or values[name] in (None, ""):
-                problems.append(f"{name} is missing")
-                continue
-            schema = waiting.field_schemas.get(name) or {}
-            errors = sorted(
-                Draft202012Validator(schema).iter_errors(values[name]), key=lambda e: e.message
-            )
-            if errors:
-                problems.append(f"{name}: {errors[0].message}")
-            else:
-                accepted[name] = values[name]
-        if problems:
-            waiting.last_prompt_at = now()
-            waiting.error = "; ".join(problems)
-            run.event(
-                "resume",
-                "input_rejected",
-                waiting.error,
-                reason_code=waiting.reason_code,
-                correlation_id=waiting.correlation_id,
-            )
-            await run.persist()
-            return False
-        state = run.state
-        state.inputs.update(accepted)
-        state.evidence += 1
-        if state.pending is not None:
-            pending = ToolProposal.from_dict(state.pending)
-            tool = run.skill.tool(pending.tool)
-            names = set(tool.input_names()) if tool else set()
-            args = {**pending.args, **{k: v for k, v in accepted.items() if k in names}}
-            state.pending = {**state.pending, "args": args}
-        ignored = sorted(set(values) - set(waiting.requested_fields))
-        run.event(
-            "resume",
-            "input_received",
-            ", ".join(sorted(accepted)),
-            inputs=accepted,
-            ignored=ignored,
-            correlation_id=waiting.correlation_id,
-        )
-        self._unpause(run)
-        return True
-
-    async def _approve(self, run: JobRun, approval: str | None, role: str | None) -> None:
-        waiting = run.record.waiting
-        assert waiting is not None
-        if approval not in ("approve", "deny"):
-            raise UsageError(
-                f"job {run.id} waits for approval by {waiting.approver}: approve or deny"
-            )
-        if role != waiting.approver:
-            raise ForbiddenError(
-                f"only the role '{waiting.approver}' may {approval} this call "
-                f"(you are '{role or 'no role'}')"
-            )
-        state = run.state
-        if approval == "approve":
-            state.grants.append(
-                {"tool": waiting.tool, "args": waiting.arguments or {}, "role": role}
-            )
-            run.event(
-                "resume",
-                "approval_granted",
-                f"{role} approved {waiting.tool}",
-                role=role,
-                tool=waiting.tool,
-                args=waiting.arguments,
-                correlation_id=waiting.correlation_id,
-            )
-        else:
-            pending = state.pending or {}
-            state.pending = None
-            state.denials.append(
-                {"tool": waiting.tool, "args": waiting.arguments or {}, "role": role}
-            )
-            _answer_call(
-                run,
-                str(pending.get("call_id", "")),
-                f"DENIED by {role}: {waiting.tool} did not run. Do not try the same call again.",
-            )
-            run.event(
-                "resume",
-                "approval_denied",
-                f"{role} denied {waiting.tool}",
-                role=role,
-                tool=waiting.tool,
-                args=waiting.arguments,
-                reason_code="APPROVAL_DENIED",
-                correlation_id=waiting.correlation_id,
-            )
-        self._unpause(run)
-
-    async def _operator(
-        self, run: JobRun, values: Mapping[str, Any] | None, role: str | None
-    ) -> None:
-        outcome = (values or {}).get("outcome")
-        if outcome not in ("ran", "not_run"):
-            raise UsageError("give outcome=ran (the tool did run) or outcome=not_run (run it)")
-        flight = run.state.in_flight
-        if flight is None:
-            raise ConflictError(f"job {run.id} has no interrupted tool call")
-        run.event(
-            "resume",
-            "operator_decided",
-            f"{role or 'operator'}: the tool {outcome}",
-            outcome=outcome,
-            tool=flight.get("tool"),
-        )
-        if outcome == "ran":
-            run.state.in_flight = None
-            run.state.history.append(
-                {
-                    "tool": flight["tool"],
-                    "args": flight["args"],
-                    "result": {"recovered": True},
-                    "ok": True,
-                    "error": "",
-                    "state_changes": {},
-                }
-            )
-            run.state.evidence += 1
-            _answer_call(run, str(flight.get("call_id", "")), '{"recovered": true}')
-        self._unpause(run)
-        if outcome == "not_run":
-            # run_tool saves (status running, call in flight) before the tool runs again,
-            # so a crash during this run leads to the operator once more, never a rerun
-            await self.pipeline.run_tool(
-                run, flight["tool"], flight["args"], flight["key"], str(flight.get("call_id", ""))
-            )
-
-    def _unpause(self, run: JobRun) -> None:
-        run.record.waiting = None
-        run.state.pause_kind = None
-        run.set_status(JobStatus.RUNNING, None)
+        async with self._turn() as turn:
+            record = await self.store.get(job_id)
+            if record is None:
+                raise NotFoundError(f"no job '{job_id}'")
+            waiting = record.waiting
+            if record.status is not JobStatus.PAUSED or waiting is None:
+                raise ConflictError(f"job {job_id} is {record.status}, not paused")
+            if correlation_id is not None and correlation_id != waiting.correlation_id:
+                raise ConflictError(f"job {job_id} is waiting under another correlation id")
+            run = self._run(record, self.skills.of_record(record), turn)
+            try:
+                given = await apply_resume(
+                    run, self.pipeline, input=input, approval=approval, role=role
+                )
+                if given:
+                    await self.pipeline.advance(run)
+            except VersionConflict as exc:
+                raise ConflictError(f"job {job_id} changed meanwhile (resumed twice?)") from exc
+            return await self._outcome(run, detail)
 
     async def recover(self, job_id: str, *, detail: bool = True) -> JobView:
         """Continue a job a crash left ``queued`` or ``running``.
@@ -449,57 +248,21 @@ class Runtime:
         an operator (``OPERATOR_ACTION_REQUIRED``), who resumes it with ``outcome=ran``
         or ``outcome=not_run``. Raises ConflictError if another worker took the job.
         """
-        return await self._in_turn(lambda turn: self._recover(turn, job_id, detail))
-
-    async def _recover(self, turn: Turn, job_id: str, detail: bool) -> JobView:
-        record = await self.store.get(job_id)
-        if record is None:
-            raise NotFoundError(f"no job '{job_id}'")
-        if record.status not in (JobStatus.QUEUED, JobStatus.RUNNING):
-            return await self.view(job_id, detail=detail)
-        run = self._run(record, self._skill_of(record), turn)
-        run.event("job", "recovered", "continuing after an interruption")
-        flight = run.state.in_flight
-        try:
-            if flight is not None:
-                tool = run.skill.tool(flight["tool"])
-                if tool is not None and tool.idempotent:
-                    run.event(
-                        "execute",
-                        "tool_rerun",
-                        f"{tool.name} is idempotent: run again",
-                        tool=tool.name,
-                        idempotency_key=flight["key"],
-                    )
-                    await self.pipeline.run_tool(
-                        run,
-                        tool.name,
-                        flight["args"],
-                        flight["key"],
-                        str(flight.get("call_id", "")),
-                    )
-                else:
-                    run.state.pause_kind = "operator"
-                    prompt = (
-                        f"{flight['tool']} started but did not finish, and it is not "
-                        "idempotent. Check whether it ran, then resume with outcome=ran "
-                        "or outcome=not_run."
-                    )
-                    waiting = run.new_waiting(
-                        "TOOL_INTERRUPTED",
-                        ["outcome"],
-                        prompt,
-                        tool=flight["tool"],
-                        arguments=flight["args"],
-                        field_schemas={"outcome": {"enum": ["ran", "not_run"]}},
-                    )
-                    run.pause(waiting, OutcomeClass.OPERATOR_ACTION_REQUIRED)
-                    await run.persist()
-                    return await self._outcome(run, detail)
-            await self.pipeline.advance(run)
-        except VersionConflict as exc:
-            raise ConflictError(f"job {job_id} is being worked on elsewhere") from exc
-        return await self._outcome(run, detail)
+        async with self._turn() as turn:
+            record = await self.store.get(job_id)
+            if record is None:
+                raise NotFoundError(f"no job '{job_id}'")
+            if record.status not in (JobStatus.QUEUED, JobStatus.RUNNING):
+                return await self.view(job_id, detail=detail)
+            run = self._run(record, self.skills.of_record(record), turn)
+            run.event(EventKind.RECOVERED, "continuing after an interruption")
+            flight = run.state.in_flight
+            try:
+                if flight is None or not await recover_in_flight(run, self.pipeline, flight):
+                    await self.pipeline.advance(run)
+            except VersionConflict as exc:
+                raise ConflictError(f"job {job_id} is being worked on elsewhere") from exc
+            return await self._outcome(run, detail)
 
     async def recover_all(self) -> list[str]:
         """Recover every job left queued or running; the ids recovered.

@@ -3,20 +3,64 @@
 Everything a job needs to continue after a pause or a crash is here: the message,
 intent and entities, inputs given, tools run, approvals granted and denied, the
 planner's conversation, the proposal waiting for input or approval, the tool in flight,
-and the counters that budgets and the finalization gate read. Version:
-:data:`skillwire.core.job.JOB_STATE_VERSION` (1: first version; ``denials`` was added
-within it, with a default, so states written without it read the same).
+and the counters that budgets and the finalization gate read.
+
+The JSON form is versioned by :data:`skillwire.core.job.JOB_STATE_VERSION` (its
+docstring lists what each version changed). :meth:`JobState.from_dict` reads any older
+version through :func:`upgrade_state`, one version at a time, and refuses a newer one.
+Entries (:class:`HistoryEntry`, :class:`Ruling`, :class:`InFlightCall`) are frozen;
+each builds its JSON form once, so that saving a job often costs no conversion.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from skillwire.core.chat import ChatMessage, ToolCall
+from skillwire.core.errors import StateVersionError
+from skillwire.core.job import JOB_STATE_VERSION
+from skillwire.core.proposal import ToolProposal
 from skillwire.policy.call import ApprovalGrant, ToolRun
 
-__all__ = ["JobState", "message_from_dict", "message_to_dict"]
+__all__ = [
+    "HistoryEntry",
+    "InFlightCall",
+    "JobState",
+    "PauseKind",
+    "Phase",
+    "Ruling",
+    "StateVersionError",
+    "message_from_dict",
+    "message_to_dict",
+    "upgrade_state",
+]
+
+
+class Phase(StrEnum):
+    """Where the pipeline is with a job."""
+
+    INTENT = "intent"
+    """The intent is not detected yet."""
+    PLANNING = "planning"
+    """The planner loop (the finalization gate included)."""
+    DONE = "done"
+    """The job ended."""
+
+
+class PauseKind(StrEnum):
+    """What a paused job waits for, and so which resume it takes."""
+
+    INPUT = "input"
+    """Values for the fields the gate asked for."""
+    APPROVAL = "approval"
+    """An approver's decision on the pending call."""
+    OPERATOR = "operator"
+    """An operator's word on a tool a crash interrupted (``outcome=ran|not_run``)."""
+    CLARIFY = "clarify"
+    """Values the finalization gate found missing (resumed as input)."""
 
 
 def message_to_dict(message: ChatMessage) -> dict[str, Any]:
@@ -38,6 +82,115 @@ def message_from_dict(data: dict[str, Any]) -> ChatMessage:
     return ChatMessage(data["role"], data.get("content", ""), calls, data.get("tool_call_id", ""))
 
 
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """An immutable part of the state whose JSON form is built once, when first saved.
+
+    The JSON form shares the entry's values (arguments, results): they are JSON data
+    that nothing changes in place."""
+
+    _data: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (the same dict every time: read it, never change it)."""
+        data = self._data
+        if data is None:
+            # __match_args__: the fields given to __init__, in order (dataclasses.fields
+            # would cost five times as much)
+            names: tuple[str, ...] = self.__match_args__
+            data = {name: getattr(self, name) for name in names}
+            object.__setattr__(self, "_data", data)  # a cache of a frozen value
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry(_Entry):
+    """A tool run of the job: the call, and what came of it (``ok`` False: it failed)."""
+
+    tool: str
+    args: dict[str, Any]
+    result: Any = None
+    ok: bool = True
+    error: str = ""
+    state_changes: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> HistoryEntry:
+        """Read the JSON form back."""
+        return cls(
+            data["tool"],
+            data["args"],
+            data.get("result"),
+            data.get("ok", True),
+            data.get("error", ""),
+            data.get("state_changes") or {},
+        )
+
+    def as_run(self) -> ToolRun:
+        """The run in the form the gate reads."""
+        return ToolRun(self.tool, self.args, self.result, self.ok)
+
+
+@dataclass(frozen=True, slots=True)
+class Ruling(_Entry):
+    """An approver's decision on exactly these arguments of ``tool``: a grant in
+    :attr:`JobState.grants`, a denial in :attr:`JobState.denials`."""
+
+    tool: str
+    args: dict[str, Any]
+    role: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Ruling:
+        """Read the JSON form back."""
+        return cls(data["tool"], data["args"], data["role"])
+
+
+@dataclass(frozen=True, slots=True)
+class InFlightCall(_Entry):
+    """A tool call started and not yet recorded as finished: after a crash, recovery
+    runs it again (idempotent tools) or asks an operator."""
+
+    tool: str
+    args: dict[str, Any]
+    key: str
+    """The idempotency key the tool was given."""
+    call_id: str = ""
+    """The planner's call it answers."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> InFlightCall:
+        """Read the JSON form back."""
+        return cls(data["tool"], data["args"], data["key"], data.get("call_id") or "")
+
+
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 writes ``denials`` always; a version 1 state without it had none."""
+    return {**data, "denials": list(data.get("denials") or [])}
+
+
+_UPGRADES: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (_v1_to_v2,)
+"""``_UPGRADES[n - 1]`` takes a state of version ``n`` to version ``n + 1``."""
+
+
+def upgrade_state(data: dict[str, Any], version: int) -> dict[str, Any]:
+    """``data``, a state of ``version``, in the form of :data:`JOB_STATE_VERSION`
+    (``data`` itself when it is current, a new dict otherwise).
+
+    Raises :class:`StateVersionError` for a version newer than this code's, or no
+    version at all (below 1)."""
+    if version == JOB_STATE_VERSION:
+        return data
+    if not 1 <= version < JOB_STATE_VERSION:
+        raise StateVersionError(
+            f"the job's state has version {version}; this skillwire reads versions 1 to "
+            f"{JOB_STATE_VERSION} (a newer version needs a newer skillwire)"
+        )
+    for step in _UPGRADES[version - 1 :]:
+        data = step(data)
+    return data
+
+
 @dataclass
 class JobState:
     """What the engine keeps about one job between steps."""
@@ -45,18 +198,21 @@ class JobState:
     message: str
     skill_source: str = ""
     context: dict[str, Any] = field(default_factory=dict)
-    phase: str = "intent"
+    phase: Phase = Phase.INTENT
     intent: str | None = None
     entities: dict[str, Any] = field(default_factory=dict)
     inputs: dict[str, Any] = field(default_factory=dict)
-    history: list[dict[str, Any]] = field(default_factory=list)
-    grants: list[dict[str, Any]] = field(default_factory=list)
-    denials: list[dict[str, Any]] = field(default_factory=list)
+    history: list[HistoryEntry] = field(default_factory=list)
+    grants: list[Ruling] = field(default_factory=list)
+    denials: list[Ruling] = field(default_factory=list)
     conversation: list[dict[str, Any]] = field(default_factory=list)
-    pending: dict[str, Any] | None = None
-    pause_kind: str | None = None
-    in_flight: dict[str, Any] | None = None
+    """The planner conversation in JSON form (:meth:`messages` reads it)."""
+    pending: ToolProposal | None = None
+    """The proposal a pause is about: checked by the gate again on resume."""
+    pause_kind: PauseKind | None = None
+    in_flight: InFlightCall | None = None
     draft: dict[str, Any] | None = None
+    """The last final answer: ``{answer, fields}``."""
     iterations: int = 0
     model_calls: int = 0
     gate_attempts: int = 0
@@ -68,24 +224,73 @@ class JobState:
     """:attr:`conversation` as messages, as far as read (not persisted)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: a shallow copy (its values are already plain JSON data), so that
-        saving a job does not deep-copy its conversation every time."""
-        return {name: getattr(self, name) for name in _FIELDS}
+        """JSON form. Its values are shared, not copied (the conversation, the entries'
+        cached forms), so that saving a job does not copy what it saved before."""
+        pending, flight, pause = self.pending, self.in_flight, self.pause_kind
+        return {
+            "message": self.message,
+            "skill_source": self.skill_source,
+            "context": self.context,
+            "phase": self.phase._value_,
+            "intent": self.intent,
+            "entities": self.entities,
+            "inputs": self.inputs,
+            "history": [h.to_dict() for h in self.history],
+            "grants": [g.to_dict() for g in self.grants],
+            "denials": [d.to_dict() for d in self.denials],
+            "conversation": self.conversation,
+            "pending": None if pending is None else pending.to_dict(),
+            "pause_kind": None if pause is None else pause._value_,
+            "in_flight": None if flight is None else flight.to_dict(),
+            "draft": self.draft,
+            "iterations": self.iterations,
+            "model_calls": self.model_calls,
+            "gate_attempts": self.gate_attempts,
+            "evidence": self.evidence,
+            "evidence_at_last_gate": self.evidence_at_last_gate,
+            "event_seq": self.event_seq,
+            "call_seq": self.call_seq,
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> JobState:
-        """Read the JSON form back (unknown keys are ignored)."""
-        return cls(**{k: v for k, v in data.items() if k in _FIELDS})
+    def from_dict(cls, data: dict[str, Any], version: int = JOB_STATE_VERSION) -> JobState:
+        """Read the JSON form of ``version`` back (upgraded first when it is older;
+        unknown keys are ignored, missing ones take their defaults). Raises
+        :class:`StateVersionError` for a version this code cannot read."""
+        data = upgrade_state(data, version)
+        pending, flight, pause = data.get("pending"), data.get("in_flight"), data.get("pause_kind")
+        return cls(
+            message=data["message"],
+            skill_source=data.get("skill_source", ""),
+            context=data.get("context") or {},
+            phase=Phase(data.get("phase", Phase.INTENT)),
+            intent=data.get("intent"),
+            entities=data.get("entities") or {},
+            inputs=data.get("inputs") or {},
+            history=[HistoryEntry.from_dict(h) for h in data.get("history") or ()],
+            grants=[Ruling.from_dict(g) for g in data.get("grants") or ()],
+            denials=[Ruling.from_dict(d) for d in data.get("denials") or ()],
+            conversation=data.get("conversation") or [],
+            pending=None if pending is None else ToolProposal.from_dict(pending),
+            pause_kind=None if pause is None else PauseKind(pause),
+            in_flight=None if flight is None else InFlightCall.from_dict(flight),
+            draft=data.get("draft"),
+            iterations=data.get("iterations", 0),
+            model_calls=data.get("model_calls", 0),
+            gate_attempts=data.get("gate_attempts", 0),
+            evidence=data.get("evidence", 0),
+            evidence_at_last_gate=data.get("evidence_at_last_gate"),
+            event_seq=data.get("event_seq", 0),
+            call_seq=data.get("call_seq", 0),
+        )
 
     def runs(self) -> list[ToolRun]:
         """The tool runs, in the form the gate reads."""
-        return [
-            ToolRun(h["tool"], h["args"], h.get("result"), h.get("ok", True)) for h in self.history
-        ]
+        return [h.as_run() for h in self.history]
 
     def approvals(self) -> list[ApprovalGrant]:
-        """Approvals granted so far."""
-        return [ApprovalGrant(g["tool"], g["args"], g["role"]) for g in self.grants]
+        """Approvals granted so far, in the form the gate reads."""
+        return [ApprovalGrant(g.tool, g.args, g.role) for g in self.grants]
 
     def messages(self) -> list[ChatMessage]:
         """The planner conversation (each message read from its JSON form once)."""
@@ -99,6 +304,3 @@ class JobState:
         if len(self._messages) == len(self.conversation):
             self._messages.append(message)
         self.conversation.append(message_to_dict(message))
-
-
-_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(JobState) if not f.name.startswith("_"))

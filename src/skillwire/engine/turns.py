@@ -15,6 +15,13 @@ loop is not left idle while calls are out, and each job's latency stays bounded.
 
 A turn is held across store writes (they are short, and jobs that save together share
 a commit), never across a model call or a tool run that waits.
+
+A unit of work (a start, a resume, a recovery) holds its turn in one scope, ``async
+with turns.turn() as turn:``, which takes it and gives it back however the work ends.
+Inside, the engine's hot paths give it back around a wait and take it again by hand
+(``had = turn.give()`` ... ``if had: await turn.take()``), which costs a thirtieth of
+the :meth:`Turn.away` context manager; the scope itself is a plain class, as cheap as a
+``try``/``finally`` around the work.
 """
 
 from __future__ import annotations
@@ -70,13 +77,24 @@ class _Gate:
 
 
 class Turn:
-    """One job's claim on a turn, held or not. Without a limit it is never waited for."""
+    """One job's claim on a turn, held or not. Without a limit it is never waited for.
+
+    ``async with`` takes the turn and gives it back at the end of the block (an
+    exception or a cancellation included), however often the block gave it away and
+    took it again meanwhile."""
 
     __slots__ = ("_gate", "held")
 
     def __init__(self, gate: _Gate | None = None) -> None:
         self._gate = gate
         self.held = False
+
+    async def __aenter__(self) -> Turn:
+        await self.take()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.give()
 
     async def take(self) -> None:
         """Wait for a turn (at once if one is free and nobody waits before us)."""

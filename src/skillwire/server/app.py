@@ -24,6 +24,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import skillwire
+from skillwire.assembly import make_executors
 from skillwire.config import SkillwireConfig
 from skillwire.server.auth import KeyRing
 from skillwire.server.context import ServerContext
@@ -106,6 +107,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
         store,
         book,
         settings.models or _default_models(settings.config),
+        executors=make_executors(settings.config),
         signals=signals,
         sync_wait=(
             settings.sync_wait

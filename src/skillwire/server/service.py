@@ -34,6 +34,7 @@ from skillwire.core.errors import (
     ServiceUnavailable,
     UsageError,
 )
+from skillwire.core.executor import ExecutorRegistry
 from skillwire.core.job import Event, JobRecord, JobStatus, OutcomeClass
 from skillwire.core.store import JobStore
 from skillwire.engine import JobView, Runtime
@@ -41,6 +42,7 @@ from skillwire.server.auth import Principal
 from skillwire.server.signals import JobSignals, creation_watch
 from skillwire.server.skillbook import SkillBook
 from skillwire.skills import Skill
+from skillwire.tools import Executors
 
 __all__ = ["INBOX_READ_PAGE", "JobService", "ModelFactory", "Outcome", "ServiceUnavailable"]
 
@@ -110,6 +112,7 @@ class JobService:
         book: SkillBook,
         models: ModelFactory,
         *,
+        executors: ExecutorRegistry[Any] | None = None,
         signals: JobSignals | None = None,
         sync_wait: float = 10.0,
     ) -> None:
@@ -118,6 +121,7 @@ class JobService:
         self.signals = signals or JobSignals()
         self.sync_wait = sync_wait
         self._models = models
+        self._executors = executors or Executors()
         self._runtimes: dict[str, tuple[Skill, Runtime]] = {}
         self._tasks: set[asyncio.Task[JobView]] = set()
 
@@ -135,7 +139,11 @@ class JobService:
         for note in choice.notes:
             log.info("skill %s: %s", skill.id, note)
         runtime = Runtime(
-            self.store, choice.model, gate_model=choice.gate_model, skills=self.skill_of
+            self.store,
+            choice.model,
+            gate_model=choice.gate_model,
+            executors=self._executors,
+            skills=self.skill_of,
         )
         self._runtimes[skill.id] = (skill, runtime)
         return runtime

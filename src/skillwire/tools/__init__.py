@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from skillwire.core.executor import ToolExecutor, ToolOutcome
+from skillwire.core.executor import ExecutorRegistry, ToolExecutor, ToolOutcome
 from skillwire.skills.model_tools import Tool
 from skillwire.tools.python_callable import DEFAULT_TOOL_TIMEOUT, PythonCallableExecutor
 from skillwire.tools.python_scope import (
@@ -43,8 +43,10 @@ __all__ = [
 ]
 
 
-class Executors:
-    """Executor by type; replace or add entries to plug in others.
+class Executors(ExecutorRegistry[Tool]):
+    """Executor by type; replace or add entries to plug in others. The
+    :class:`~skillwire.core.executor.ExecutorRegistry` that the program gives the
+    engine's runtime.
 
     ``python_modules`` are the module prefixes the operator lets python tools name
     besides the skill's own folder; ``tool_timeout`` is the seconds a python tool call
@@ -53,12 +55,12 @@ class Executors:
 
     def __init__(
         self,
-        extra: dict[str, ToolExecutor] | None = None,
+        extra: dict[str, ToolExecutor[Tool]] | None = None,
         *,
         python_modules: Sequence[str] = (),
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
     ) -> None:
-        self.by_type: dict[str, ToolExecutor] = {
+        self.by_type: dict[str, ToolExecutor[Tool]] = {
             "python": PythonCallableExecutor(modules=python_modules, timeout=tool_timeout),
             "simulate": SimulatedExecutor(),
         }

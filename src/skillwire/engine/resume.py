@@ -1,0 +1,206 @@
+"""What a paused or interrupted job is given before it runs on.
+
+A paused job waits for one thing, named by its :class:`~skillwire.engine.state.PauseKind`:
+input (values for the fields the gate or the finalization gate asked for), an
+approver's decision on the pending call, or an operator's word on a tool a crash
+interrupted. :func:`apply_resume` checks what the caller gives against what the job
+waits for and records it; :func:`recover_in_flight` decides what happens to a tool
+that was running when the process died. The runtime
+(:class:`~skillwire.engine.Runtime`) reads the job, calls these, and runs it on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from skillwire.core.errors import ConflictError, ForbiddenError, UsageError
+from skillwire.core.job import EventKind, JobStatus, OutcomeClass
+from skillwire.engine.pipeline import Pipeline
+from skillwire.engine.run import JobRun, now
+from skillwire.engine.state import HistoryEntry, InFlightCall, PauseKind, Ruling
+
+__all__ = ["apply_resume", "recover_in_flight"]
+
+
+async def apply_resume(
+    run: JobRun,
+    pipeline: Pipeline,
+    *,
+    input: Mapping[str, Any] | None,
+    approval: str | None,
+    role: str | None,
+) -> bool:
+    """Give the paused job what it waits for. True when it may run on; False when the
+    input was rejected (the job stays paused, saved with the reason).
+
+    Raises UsageError (nothing usable given), ForbiddenError (an approval by another
+    role than the rule names), ConflictError (an operator's word with no interrupted
+    call)."""
+    kind = run.state.pause_kind
+    if kind is PauseKind.APPROVAL:
+        _approve(run, approval, role)
+    elif kind is PauseKind.OPERATOR:
+        await _operator(run, pipeline, input, role)
+    else:
+        return await _give_input(run, input)
+    return True
+
+
+async def _give_input(run: JobRun, values: Mapping[str, Any] | None) -> bool:
+    """Accept input for a pause for input or clarification (see :func:`apply_resume`)."""
+    waiting = run.record.waiting
+    assert waiting is not None
+    if values is None:
+        raise UsageError(f"job {run.id} waits for input: {', '.join(waiting.requested_fields)}")
+    problems = []
+    accepted: dict[str, Any] = {}
+    for name in waiting.requested_fields:
+        if name not in values or values[name] in (None, ""):
+            problems.append(f"{name} is missing")
+            continue
+        schema = waiting.field_schemas.get(name) or {}
+        errors = sorted(
+            Draft202012Validator(schema).iter_errors(values[name]), key=lambda e: e.message
+        )
+        if errors:
+            problems.append(f"{name}: {errors[0].message}")
+        else:
+            accepted[name] = values[name]
+    if problems:
+        waiting.last_prompt_at = now()
+        waiting.error = "; ".join(problems)
+        run.event(
+            EventKind.INPUT_REJECTED,
+            waiting.error,
+            reason_code=waiting.reason_code,
+            correlation_id=waiting.correlation_id,
+        )
+        await run.persist()
+        return False
+    state = run.state
+    state.inputs.update(accepted)
+    state.evidence += 1
+    pending = state.pending
+    if pending is not None:
+        tool = run.skill.tool(pending.tool)
+        names = set(tool.input_names()) if tool else set()
+        args = {**pending.args, **{k: v for k, v in accepted.items() if k in names}}
+        state.pending = replace(pending, args=args)
+    ignored = sorted(set(values) - set(waiting.requested_fields))
+    run.event(
+        EventKind.INPUT_RECEIVED,
+        ", ".join(sorted(accepted)),
+        inputs=accepted,
+        ignored=ignored,
+        correlation_id=waiting.correlation_id,
+    )
+    _unpause(run)
+    return True
+
+
+def _approve(run: JobRun, approval: str | None, role: str | None) -> None:
+    """Record the approver's decision on the pending call (see :func:`apply_resume`)."""
+    waiting = run.record.waiting
+    assert waiting is not None
+    if approval not in ("approve", "deny"):
+        raise UsageError(f"job {run.id} waits for approval by {waiting.approver}: approve or deny")
+    if role != waiting.approver:
+        raise ForbiddenError(
+            f"only the role '{waiting.approver}' may {approval} this call "
+            f"(you are '{role or 'no role'}')"
+        )
+    if waiting.tool is None or role is None:  # an approval pause always names both
+        raise ConflictError(f"job {run.id} has no call waiting for approval")
+    state = run.state
+    ruling = Ruling(waiting.tool, waiting.arguments or {}, role)
+    granted = approval == "approve"
+    if granted:
+        state.grants.append(ruling)
+    else:
+        pending = state.pending
+        state.pending = None
+        state.denials.append(ruling)
+        run.answer(
+            "" if pending is None else pending.call_id,
+            f"DENIED by {role}: {waiting.tool} did not run. Do not try the same call again.",
+        )
+    run.event(
+        EventKind.APPROVAL_GRANTED if granted else EventKind.APPROVAL_DENIED,
+        f"{role} {'approved' if granted else 'denied'} {waiting.tool}",
+        role=role,
+        tool=waiting.tool,
+        args=waiting.arguments,
+        reason_code="" if granted else "APPROVAL_DENIED",
+        correlation_id=waiting.correlation_id,
+    )
+    _unpause(run)
+
+
+async def _operator(
+    run: JobRun, pipeline: Pipeline, values: Mapping[str, Any] | None, role: str | None
+) -> None:
+    """Settle a tool call a crash interrupted, as the operator says: it ran (recorded as
+    run, with no result) or it did not (run it now)."""
+    outcome = (values or {}).get("outcome")
+    if outcome not in ("ran", "not_run"):
+        raise UsageError("give outcome=ran (the tool did run) or outcome=not_run (run it)")
+    flight = run.state.in_flight
+    if flight is None:
+        raise ConflictError(f"job {run.id} has no interrupted tool call")
+    run.event(
+        EventKind.OPERATOR_DECIDED,
+        f"{role or 'operator'}: the tool {outcome}",
+        outcome=outcome,
+        tool=flight.tool,
+    )
+    if outcome == "ran":
+        run.state.in_flight = None
+        run.state.history.append(HistoryEntry(flight.tool, flight.args, {"recovered": True}))
+        run.state.evidence += 1
+        run.answer(flight.call_id, '{"recovered": true}')
+    _unpause(run)
+    if outcome == "not_run":
+        # run_tool saves (status running, call in flight) before the tool runs again,
+        # so a crash during this run leads to the operator once more, never a rerun
+        await pipeline.run_tool(run, flight.tool, flight.args, flight.key, flight.call_id)
+
+
+def _unpause(run: JobRun) -> None:
+    run.record.waiting = None
+    run.state.pause_kind = None
+    run.set_status(JobStatus.RUNNING, None)
+
+
+async def recover_in_flight(run: JobRun, pipeline: Pipeline, flight: InFlightCall) -> bool:
+    """Deal with the call a crash left in flight: an idempotent tool runs again; any
+    other pauses the job for an operator (saved). True when the job paused."""
+    tool = run.skill.tool(flight.tool)
+    if tool is not None and tool.idempotent:
+        run.event(
+            EventKind.TOOL_RERUN,
+            f"{tool.name} is idempotent: run again",
+            tool=tool.name,
+            idempotency_key=flight.key,
+        )
+        await pipeline.run_tool(run, tool.name, flight.args, flight.key, flight.call_id)
+        return False
+    run.state.pause_kind = PauseKind.OPERATOR
+    prompt = (
+        f"{flight.tool} started but did not finish, and it is not idempotent. Check "
+        "whether it ran, then resume with outcome=ran or outcome=not_run."
+    )
+    waiting = run.new_waiting(
+        "TOOL_INTERRUPTED",
+        ["outcome"],
+        prompt,
+        tool=flight.tool,
+        arguments=flight.args,
+        field_schemas={"outcome": {"enum": ["ran", "not_run"]}},
+    )
+    run.pause(waiting, OutcomeClass.OPERATOR_ACTION_REQUIRED)
+    await run.persist()
+    return True
