@@ -28,6 +28,7 @@ from skillwire.server.app import ServerSettings, create_app
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
 from skillwire.testing import FunctionModel, ScriptedModel
+from skillwire.tools import Executors
 
 REFUND = EXAMPLES / "refund_support" / "domain.yaml"
 
@@ -86,11 +87,11 @@ def test_closing_the_runtime_closes_each_model_once_and_leaves_the_store(
     async def flow() -> int:
         store = SQLiteJobStore(tmp_path / "jobs.db")
         try:
-            runtime = Runtime(store, planner, gate_model=gate)
+            runtime = Runtime(store, planner, gate_model=gate, executors=Executors())
             await runtime.start(load_skill(REFUND), "I want a refund of $750")
             await runtime.aclose()
             shared = ClosingModel("shared")
-            await Runtime(store, shared).aclose()
+            await Runtime(store, shared, executors=Executors()).aclose()
             assert shared.closed == 1
             return len(await store.list())
         finally:

@@ -28,6 +28,7 @@ from skillwire.engine import JobView, Runtime
 from skillwire.models.registry import build_model
 from skillwire.skills import load_skill
 from skillwire.store import SQLiteJobStore
+from skillwire.tools import Executors
 
 PASSWORD = "s3cret-Pa55word"
 CLOSED_PORT_URL = f"http://user:{PASSWORD}@127.0.0.1:9/v1"
@@ -63,7 +64,9 @@ def run_job(model: ChatModel, tmp_path: Path) -> JobView:
         store = SQLiteJobStore(tmp_path / "jobs.db")
         try:
             skill = load_skill(EXAMPLES / "refund_support" / "domain.yaml")
-            return await Runtime(store, model).start(skill, "Please refund $120 for ORD-12345")
+            return await Runtime(store, model, executors=Executors()).start(
+                skill, "Please refund $120 for ORD-12345"
+            )
         finally:
             await store.close()
 

@@ -13,6 +13,7 @@ from skillwire.engine import Runtime
 from skillwire.models.offline import OfflineModel
 from skillwire.skills import load_skill
 from skillwire.store import SQLiteJobStore
+from skillwire.tools import Executors
 
 DOC = ROOT / "docs" / "engine.md"
 
@@ -23,7 +24,7 @@ def test_the_audit_queries_in_docs_engine_md_run(tmp_path: Path) -> None:
     async def refund() -> str:
         skill = load_skill(EXAMPLES / "refund_support" / "domain.yaml")
         async with SQLiteJobStore(path) as store:
-            runtime = Runtime(store, OfflineModel())
+            runtime = Runtime(store, OfflineModel(), executors=Executors())
             job = await runtime.start(skill, "Please refund 750 for order ORD-12345")
             job = await runtime.resume(job.id, approval="approve", role="supervisor")
             return job.id

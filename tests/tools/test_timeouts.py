@@ -277,7 +277,7 @@ def test_a_timed_out_tool_is_a_tool_failure_event_of_its_job(tmp_path: Path) -> 
         store = SQLiteJobStore(tmp_path / "jobs.db")
         model = ScriptedModel(script)
         try:
-            runtime = Runtime(store, model)
+            runtime = Runtime(store, model, executors=Executors())
             job = await asyncio.wait_for(runtime.start(skill, "look up my order"), BOUND)
         finally:
             await store.close()
