@@ -35,10 +35,11 @@ def check(
     ] = False,
 ) -> None:
     """Check skills: every error with file, line and column. Exit 1 on any error."""
-    from skillwire.cli_check import explain_skills, render_report
+    from skillwire.cli_check import add_rule_findings, explain_skills, render_report
     from skillwire.skills import load_paths
 
     result = load_paths(paths)
+    add_rule_findings(result)
     report = result.report
     failed = not report.ok or (strict and report.warning_count > 0)
     if as_json:
