@@ -5,11 +5,9 @@ condition (compiled once at load), and the file and line it came from. Rules tha
 have no mechanical meaning stay text for the planner (at most ``MAX_TEXT_RULES``,
 counted in tokens). Nothing is dropped: ``skillwire check --explain`` lists all of it.
 
-A guardrail sentence is compiled as it reads only when every word of it is understood.
-One understood in part (``Never call reset_password for inactive employees``) is neither
-a total deny nor dropped: every call of the tools it names needs approval, with the
-sentence as the reason, and :attr:`CompiledPolicy.findings` holds a warning that shows
-the structured rule the author can write instead.
+A guardrail sentence understood only in part (``Never call reset_password for inactive
+employees``) is neither a total deny nor dropped: every call of the tools it names needs
+approval, with the sentence as the reason; :attr:`CompiledPolicy.findings` warns.
 
 Scoping (DESIGN.md): a rule applies to the tool it names, else to the tools whose
 inputs define every argument its condition reads, else (a condition over the job's
@@ -18,7 +16,6 @@ context only) to every tool.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -29,7 +26,7 @@ from skillwire.core.conditions import Condition, ConditionSyntaxError
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation, format_path
 from skillwire.policy.decisions import ReasonCode
-from skillwire.policy.sentences import SentenceMeaning, read_sentence
+from skillwire.policy.sentences import SentenceMeaning, read_sentence, rewrite_hint
 from skillwire.skills.model import Skill
 from skillwire.skills.model_policy import StructuredRule
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
@@ -502,18 +499,16 @@ def _guardrails(b: _Builder) -> None:
                 )
 
 
-_READS_AS = {"tool_deny": "a block", "threshold": "a block", "approval": "a conditional approval"}
-
-
 def _understood_in_part(b: _Builder, rule: str, meaning: SentenceMeaning, path: FieldPath) -> None:
     """A sentence with words the recognizer did not understand: every call of the tools it
     names needs approval (never a total deny, never dropped), and a warning shows the
     structured rule to write instead."""
     approver = meaning.approver or b.approver
     tools = ", ".join(meaning.tools)
+    instead = "a conditional approval" if meaning.kind == "approval" else "a block"
     note = (
         f"sentence not fully understood ({meaning.unread!r} is not): every call of {tools} "
-        f"needs {approver} approval instead of {_READS_AS[meaning.kind]}"
+        f"needs {approver} approval instead of {instead}"
     )
     b.add(
         RuleKind.APPROVAL,
@@ -524,36 +519,21 @@ def _understood_in_part(b: _Builder, rule: str, meaning: SentenceMeaning, path: 
         approver=approver,
         note=note,
     )
-    source, _ = b.where(path)
+    message = (
+        f"only part of this sentence is understood ({meaning.unread!r} is not), so every "
+        f"call of {tools} needs {approver} approval, with the sentence as the reason"
+    )
+    hint = rewrite_hint(rule, meaning, b.skill)
     b.policy.findings.append(
         SkillIssue(
             Severity.WARNING,
-            f"only part of this sentence is understood ({meaning.unread!r} is not), so every "
-            f"call of {tools} needs {approver} approval, with the sentence as the reason",
-            source,
+            message,
+            b.where(path)[0],
             path,
             code="sentence-partly-understood",
-            hint="write it as a structured rule in its place: "
-            + " and ".join(_structured_rule(b.skill, rule, meaning, t) for t in meaning.tools),
+            hint=hint,
         )
     )
-
-
-def _structured_rule(skill: Skill, rule: str, meaning: SentenceMeaning, name: str) -> str:
-    """The structured rule (one line, YAML flow style) that says what ``rule`` means for
-    the tool ``name``, with the part to write in angle brackets."""
-    tool = skill.tool(name)
-    inputs = ", ".join(tool.input_names()) if tool is not None else ""
-    over = f"a condition over {inputs}" if inputs else "a condition over the job's context"
-    when = f"<{meaning.unread}: {over}>"
-    if meaning.expression:
-        when = f"{meaning.expression} && {when}"
-    if meaning.kind == "approval":
-        approver = meaning.approver or skill.policy.default_approver
-        action = f"action: require_approval, approver: {approver}"
-    else:
-        action = "action: block"
-    return f"{{rule: {json.dumps(rule)}, tool: {name}, when: {json.dumps(when)}, {action}}}"
 
 
 def _structured(b: _Builder, rule: StructuredRule, path: FieldPath) -> None:

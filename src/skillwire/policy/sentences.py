@@ -23,13 +23,14 @@ qualifier the recognizer did not turn into a condition: the meaning then carries
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from skillwire.skills.model import Skill
 from skillwire.skills.model_tools import Tool
 
-__all__ = ["SentenceMeaning", "read_sentence", "tokenize"]
+__all__ = ["SentenceMeaning", "read_sentence", "rewrite_hint", "tokenize"]
 
 _OPS: list[tuple[tuple[str, ...], str]] = [
     ((">=",), ">="),
@@ -408,3 +409,26 @@ def _tool_deny(
         if "_" in name or (name[:1].islower() and any(ch.isupper() for ch in name)):
             return SentenceMeaning("tool_deny", (name,)), {i, at}
     return None
+
+
+def rewrite_hint(text: str, meaning: SentenceMeaning, skill: Skill) -> str:
+    """What to write instead of a sentence understood only in part: one structured rule
+    per tool it names (YAML flow style), the words not understood left in angle brackets
+    for the author to turn into a condition."""
+    rules = []
+    for name in meaning.tools:
+        tool = skill.tool(name)
+        inputs = ", ".join(tool.input_names()) if tool is not None else ""
+        over = f"a condition over {inputs}" if inputs else "a condition over the job's context"
+        when = f"<{meaning.unread}: {over}>"
+        if meaning.expression:
+            when = f"{meaning.expression} && {when}"
+        if meaning.kind == "approval":
+            approver = meaning.approver or skill.policy.default_approver
+            action = f"action: require_approval, approver: {approver}"
+        else:
+            action = "action: block"
+        rules.append(
+            f"{{rule: {json.dumps(text)}, tool: {name}, when: {json.dumps(when)}, {action}}}"
+        )
+    return "write it as a structured rule in its place: " + " and ".join(rules)
