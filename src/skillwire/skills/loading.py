@@ -24,6 +24,7 @@ from skillwire.skills.loader_package import is_package_manifest, load_package
 from skillwire.skills.loader_single import load_single_file
 from skillwire.skills.model import Skill
 from skillwire.skills.report import LoadReport, SkillReport
+from skillwire.skills.source import read_skill_bytes
 
 __all__ = ["LoadResult", "discover", "load_paths", "load_skill"]
 
@@ -69,9 +70,10 @@ def _is_package_dir(folder: Path) -> bool:
         return False
     if _is_file(folder / "tools.json"):
         return True
-    try:
-        return is_package_manifest(json.loads(manifest.read_text(encoding="utf-8-sig")))
-    except (OSError, ValueError, RecursionError):  # the loader reports what is wrong
+    try:  # read as the loader reads it: inside the folder, a regular file, bounded
+        raw = read_skill_bytes(manifest, folder, str(manifest))
+        return is_package_manifest(json.loads(raw.decode("utf-8-sig")))
+    except (SkillError, ValueError, RecursionError):  # the loader reports what is wrong
         return False
 
 
@@ -89,7 +91,7 @@ def discover(paths: Iterable[Path]) -> Iterator[tuple[str, Path]]:
     for root in paths:
         if not _exists(root):
             yield "missing", root
-        elif _is_file(root):
+        elif not _is_dir(root):  # a file, or a FIFO or device the reader refuses
             if root.name == "skill.json" and _is_package_dir(root.parent):
                 yield "package", root.parent
             else:
