@@ -80,6 +80,21 @@ def test_a_skill_file_linked_outside_its_folder_is_refused(tmp_path: Path, outsi
     assert [i["code"] for i in issues_of(report)] == ["file-outside"]
 
 
+def test_a_folder_linked_out_of_the_folder_being_loaded_is_refused(
+    tmp_path: Path, outside: Path
+) -> None:
+    """A link placed among the skills must not pull in skills from elsewhere (another
+    tenant's folder, the whole disk); the target itself, named, loads."""
+    (outside / "domain.yaml").write_text(SECRET)
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    (skills / "other").symlink_to(outside, target_is_directory=True)
+    result = load_paths([skills])
+    assert result.skills == {}
+    assert errors_of(result) == [(str(skills / "other"), "file-outside")]
+    assert list(load_paths([skills / "other"]).skills) == ["secret-skill"]
+
+
 @pytest.mark.parametrize("name", ["tools.json", "guardrails.json", "skill.md"])
 def test_a_package_file_linked_outside_the_package_is_refused(
     package: Path, outside: Path, name: str

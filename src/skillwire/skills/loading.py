@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -87,7 +88,9 @@ def _is_skill_file(path: Path) -> bool:
 
 
 def discover(paths: Iterable[Path]) -> Iterator[tuple[str, Path]]:
-    """``("package" | "single" | "missing", path)`` for every skill under ``paths``, sorted."""
+    """``("package" | "single" | "missing" | "outside", path)`` for every skill under
+    ``paths``, sorted. A path named is loaded wherever it leads; inside a folder, a link
+    that leads out of that folder is ``"outside"`` and not followed."""
     for root in paths:
         if not _exists(root):
             yield "missing", root
@@ -104,13 +107,17 @@ def discover(paths: Iterable[Path]) -> Iterator[tuple[str, Path]]:
 
 def _walk(folder: Path) -> Iterator[tuple[str, Path]]:
     """Depth first, in sorted order, without recursion (folders may nest deeply); a folder
-    reached a second time (through a symbolic link) is not walked again."""
+    reached a second time (through a symbolic link) is not walked again, and a link that
+    leads out of ``folder`` is reported, not followed."""
     seen: set[tuple[int, int]] = set()
     pending = [_entries(folder, seen)]
+    top = _real(folder)
     while pending:
         entry = next(pending[-1], None)
         if entry is None:
             pending.pop()
+        elif os.path.islink(entry) and not _leads_inside(entry, top):
+            yield "outside", entry
         elif _is_dir(entry):
             if entry.name in _SKIP_DIRS or entry.name.startswith("."):
                 continue
@@ -120,6 +127,25 @@ def _walk(folder: Path) -> Iterator[tuple[str, Path]]:
                 pending.append(_entries(entry, seen))
         elif _is_skill_file(entry):
             yield "single", entry
+
+
+def _real(path: Path) -> str | None:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _leads_inside(link: Path, top: str | None) -> bool:
+    """Whether ``link`` resolves to a path inside ``top`` (a broken link does not lead
+    anywhere: it stays, and its reader reports it)."""
+    real = _real(link)
+    if top is None or real is None:
+        return False
+    try:
+        return os.path.commonpath([top, real]) == top
+    except ValueError:
+        return False
 
 
 def _entries(folder: Path, seen: set[tuple[int, int]]) -> Iterator[Path]:
@@ -171,20 +197,8 @@ def _load_paths(paths: Iterable[Path | str]) -> LoadResult:
     found = False
     for kind, path in discover(Path(p) for p in paths):
         found = True
-        if kind == "missing":
-            rep = SkillReport(source=str(path), format="?")
-            rep.add(
-                str(path),
-                [
-                    SkillIssue(
-                        Severity.ERROR,
-                        "no such file or folder",
-                        SourceLocation(str(path)),
-                        code="missing-file",
-                    )
-                ],
-            )
-            result.report.skills.append(rep)
+        if kind in ("missing", "outside"):
+            result.report.skills.append(_not_loaded(kind, path))
             continue
         skill, rep = load_package(path) if kind == "package" else load_single_file(path)
         result.report.skills.append(rep)
@@ -202,6 +216,25 @@ def _load_paths(paths: Iterable[Path | str]) -> LoadResult:
         )
         result.report.skills.append(rep)
     return result
+
+
+def _not_loaded(kind: str, path: Path) -> SkillReport:
+    """The report of a path named but absent, or of a link out of the folder being loaded."""
+    rep = SkillReport(source=str(path), format="?")
+    if kind == "missing":
+        found = SkillIssue(
+            Severity.ERROR, "no such file or folder", SourceLocation(str(path)), code="missing-file"
+        )
+    else:
+        found = SkillIssue(
+            Severity.ERROR,
+            "is a link that leads outside the folder being loaded: not followed",
+            SourceLocation(str(path)),
+            code="file-outside",
+            hint="name the link's target to load the skills there",
+        )
+    rep.add(str(path), [found])
+    return rep
 
 
 def _admit(skill: Skill, rep: SkillReport, result: LoadResult, owners: dict[str, Skill]) -> None:
