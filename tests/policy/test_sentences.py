@@ -286,6 +286,7 @@ def test_a_qualifier_never_turns_into_a_total_deny(tmp_path: Path) -> None:
             ("process_refund",),
             "manager",
         ),
+        ("Never use deleteFile or send_email", ("deleteFile", "send_email"), "supervisor"),
         (
             "amount > 500 needs approval except on weekends",
             ("check_eligibility", "process_refund"),

@@ -375,7 +375,14 @@ def read_sentence(
     unread = [i for i, t in enumerate(tokens) if i not in read and t not in words]
     if not unread:
         return meaning
-    return replace(meaning, unread=" ".join(raw[unread[0] : unread[-1] + 1]))
+    # Not understood in full: the sentence may speak of every tool it names ("never use
+    # deleteFile or send_email"), not only of those the understood part applies to.
+    named = tuple(t.name for t in tools if t.name not in meaning.tools)
+    return replace(
+        meaning,
+        tools=meaning.tools + named,
+        unread=" ".join(raw[unread[0] : unread[-1] + 1]),
+    )
 
 
 def _negated(tokens: list[str]) -> bool:
