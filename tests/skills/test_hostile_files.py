@@ -89,6 +89,8 @@ def test_a_folder_linked_out_of_the_folder_being_loaded_is_refused(
     skills = tmp_path / "skills"
     skills.mkdir()
     (skills / "other").symlink_to(outside, target_is_directory=True)
+    (skills / ".venv").symlink_to(outside, target_is_directory=True)  # skipped, as ever
+    (skills / "README.md").symlink_to(outside / "secret.yaml")  # not a skill file: never read
     result = load_paths([skills])
     assert result.skills == {}
     assert errors_of(result) == [(str(skills / "other"), "file-outside")]

@@ -377,10 +377,10 @@ def read_sentence(
         return meaning
     # Not understood in full: the sentence may speak of every tool it names ("never use
     # deleteFile or send_email"), not only of those the understood part applies to.
-    named = tuple(t.name for t in tools if t.name not in meaning.tools)
+    others = tuple(t.name for t in tools if t.name not in meaning.tools)
     return replace(
         meaning,
-        tools=meaning.tools + named,
+        tools=meaning.tools + others,
         unread=" ".join(raw[unread[0] : unread[-1] + 1]),
     )
 

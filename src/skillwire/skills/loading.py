@@ -116,17 +116,17 @@ def _walk(folder: Path) -> Iterator[tuple[str, Path]]:
         entry = next(pending[-1], None)
         if entry is None:
             pending.pop()
-        elif os.path.islink(entry) and not _leads_inside(entry, top):
-            yield "outside", entry
         elif _is_dir(entry):
             if entry.name in _SKIP_DIRS or entry.name.startswith("."):
                 continue
-            if _is_package_dir(entry):
+            if _leaves(entry, top):
+                yield "outside", entry
+            elif _is_package_dir(entry):
                 yield "package", entry
             else:
                 pending.append(_entries(entry, seen))
-        elif _is_skill_file(entry):
-            yield "single", entry
+        elif _is_skill_file(entry):  # other files are never read: a link among them is left
+            yield ("outside" if _leaves(entry, top) else "single"), entry
 
 
 def _real(path: Path) -> str | None:
@@ -136,16 +136,17 @@ def _real(path: Path) -> str | None:
         return None
 
 
-def _leads_inside(link: Path, top: str | None) -> bool:
-    """Whether ``link`` resolves to a path inside ``top`` (a broken link does not lead
-    anywhere: it stays, and its reader reports it)."""
-    real = _real(link)
+def _leaves(entry: Path, top: str | None) -> bool:
+    """Whether ``entry`` is a link that leads out of the folder ``top`` (resolved)."""
+    if not os.path.islink(entry):
+        return False
+    real = _real(entry)
     if top is None or real is None:
-        return False
+        return True
     try:
-        return os.path.commonpath([top, real]) == top
-    except ValueError:
-        return False
+        return os.path.commonpath([top, real]) != top
+    except ValueError:  # another drive
+        return True
 
 
 def _entries(folder: Path, seen: set[tuple[int, int]]) -> Iterator[Path]:
