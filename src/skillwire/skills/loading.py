@@ -89,8 +89,9 @@ def _is_skill_file(path: Path) -> bool:
 
 def discover(paths: Iterable[Path]) -> Iterator[tuple[str, Path]]:
     """``("package" | "single" | "missing" | "outside", path)`` for every skill under
-    ``paths``, sorted. A path named is loaded wherever it leads; inside a folder, a link
-    that leads out of that folder is ``"outside"`` and not followed."""
+    ``paths``, sorted. A folder named is read wherever it leads; inside it, a folder or
+    skill file that is a link leading out of it is ``"outside"`` and not followed. (A
+    single file is read only from inside the folder holding it: see ``SkillFolder``.)"""
     for root in paths:
         if not _exists(root):
             yield "missing", root
