@@ -40,7 +40,7 @@ def check(
     ] = False,
 ) -> None:
     """Check skills: every error with file, line and column. Exit 1 on any error."""
-    from skillwire.cli_check import explain_skills, render_report
+    from skillwire.cli_check import add_rule_findings, explain_skills, render_report
     from skillwire.cli_jobs import guard
     from skillwire.config import load_config
     from skillwire.skills import load_paths
@@ -48,6 +48,7 @@ def check(
     config = guard(load_config)
     result = load_paths(paths)
     _check_python_tools(result, config.tools.python_modules)
+    add_rule_findings(result)
     report = result.report
     failed = not report.ok or (strict and report.warning_count > 0)
     if as_json:

@@ -6,9 +6,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from skillwire.core.issues import Severity
+from skillwire.skills import LoadResult
 from skillwire.skills.model import Skill
 from skillwire.skills.report import LoadReport
 
@@ -20,7 +22,7 @@ def _width() -> int:
     return max(100, shutil.get_terminal_size((140, 40)).columns)
 
 
-__all__ = ["explain_skills", "render_explain", "render_report"]
+__all__ = ["add_rule_findings", "explain_skills", "render_explain", "render_report"]
 
 _STYLE = {"ok": "green", "warnings": "yellow", "errors": "bold red"}
 
@@ -35,8 +37,8 @@ def render_report(report: LoadReport, *, verbose: bool = False, strict: bool = F
         for i, (file, found) in enumerate(rep.files.items()):
             status = rep.file_status(file)
             table.add_row(
-                (rep.skill_id or "?") if i == 0 else "",
-                file,
+                escape(rep.skill_id or "?") if i == 0 else "",
+                escape(file),
                 f"[{_STYLE[status]}]{status}[/]",
                 str(sum(1 for x in found if x.severity is Severity.ERROR)),
                 str(sum(1 for x in found if x.severity is Severity.WARNING)),
@@ -47,13 +49,28 @@ def render_report(report: LoadReport, *, verbose: bool = False, strict: bool = F
             if issue.severity is Severity.INFO and not verbose:
                 continue
             color = {"error": "red", "warning": "yellow", "info": "cyan"}[str(issue.severity)]
-            console.print(f"[{color}]{issue}[/]", soft_wrap=True, markup=True, highlight=False)
+            # An issue quotes the author's text: escaped, "[/]" in a tool name is not markup.
+            console.print(
+                f"[{color}]{escape(str(issue))}[/]", soft_wrap=True, markup=True, highlight=False
+            )
     loaded = sum(1 for r in report.skills if r.loaded)
     verdict = "ok" if report.ok and not (strict and report.warning_count) else "failed"
     console.print(
         f"{loaded} of {len(report.skills)} skills loaded, {report.error_count} errors, "
         f"{report.warning_count} warnings: {verdict}"
     )
+
+
+def add_rule_findings(result: LoadResult) -> None:
+    """Add to each loaded skill's report what compiling its rules found (a guardrail
+    sentence understood only in part), so ``check`` shows it and ``--strict`` counts it."""
+    from skillwire.policy import compile_policy
+
+    for rep in result.report.skills:
+        skill = result.skills.get(rep.skill_id or "") if rep.loaded else None
+        if skill is not None:
+            for finding in compile_policy(skill).findings:
+                rep.add(finding.location.file, [finding])
 
 
 def explain_skills(skills: Iterable[Skill]) -> list[dict[str, Any]]:
@@ -67,16 +84,17 @@ def render_explain(skills: Iterable[Skill]) -> None:
     """A table per skill: rule, how it is treated, its scope, where it was written."""
     console = Console(highlight=False, width=_width())
     for entry in explain_skills(skills):
-        table = Table(title=f"rules of {entry['skill']}", show_lines=True)
+        table = Table(title=f"rules of {escape(entry['skill'])}", show_lines=True)
         for col in ("rule", "treated as", "applies to", "runs", "source"):
             table.add_column(col, overflow="fold")
         for rule in entry["rules"]:
+            kind = rule["kind"] + (f" ({rule['note']})" if rule.get("note") else "")
             table.add_row(
-                rule["text"],
-                rule["kind"],
-                ", ".join(rule["tools"]) or "-",
-                rule.get("expression") or "-",
-                rule["source"],
+                escape(rule["text"]),
+                escape(kind),
+                escape(", ".join(rule["tools"]) or "-"),
+                escape(rule.get("expression") or "-"),
+                escape(rule["source"]),
             )
         console.print(table)
         console.print(
@@ -84,4 +102,6 @@ def render_explain(skills: Iterable[Skill]) -> None:
         )
         access = entry.get("access") or {}
         for dropped in access.get("dropped") or []:
-            console.print(f"[yellow]not applied (the base policy does not allow it):[/] {dropped}")
+            console.print(
+                f"[yellow]not applied (the base policy does not allow it):[/] {escape(dropped)}"
+            )

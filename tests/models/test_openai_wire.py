@@ -482,7 +482,7 @@ def test_a_missing_sdk_is_a_config_error_with_the_install_hint() -> None:
     result = _python(
         "import sys\n"
         "sys.modules['openai'] = None\n"
-        "from skillwire.core.chat import ModelConfigError\n"
+        "from skillwire.core.errors import ModelConfigError\n"
         "from skillwire.models.openai_compat import OpenAICompatModel\n"
         "try:\n"
         "    OpenAICompatModel('m', api_key='k')\n"

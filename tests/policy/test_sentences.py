@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from tests.policy.helpers import REFUND_TOOLS, gate_from, skill_from
+from tests.policy.helpers import REFUND_TOOLS, gate_from, line_of, skill_from
+from typer.testing import CliRunner
 
+from skillwire.cli_app import app
+from skillwire.core import Severity
 from skillwire.policy import RuleKind, compile_policy
 from skillwire.policy.compiler import MAX_TEXT_RULES, CompiledPolicy, estimate_tokens
 from skillwire.policy.sentences import read_sentence, tokenize
@@ -205,3 +209,143 @@ def test_a_sentence_rule_carries_its_source_line(tmp_path: Path) -> None:
     lines = (tmp_path / "domain.yaml").read_text().splitlines()
     assert "Never use deleteFile" in lines[rule.source.line - 1]
     assert rule.origin == "policy.guardrails.never[0]"
+
+
+# ------------------------------------------- sentences understood only in part (item 7)
+
+QUALIFIED_TOOLS = (
+    TOOLS
+    + """
+  - name: reset_password
+    inputs:
+      - {name: employee_id, type: string, required: true}
+      - {name: employee_status, type: string}
+"""
+)
+
+
+def guardrail_rules(policy: CompiledPolicy, text: str) -> list[tuple[object, ...]]:
+    """(kind, tools, condition, approver) of the rules compiled from the sentence ``text``."""
+    return [
+        (r.kind, r.tools, r.condition, r.approver)
+        for r in policy.rules
+        if r.text == text and r.origin.startswith("policy.guardrails")
+    ]
+
+
+def test_a_qualifier_never_turns_into_a_total_deny(tmp_path: Path) -> None:
+    sentence = "Never call reset_password for inactive employees"
+    skill = skill_from(
+        tmp_path, QUALIFIED_TOOLS, f'policy:\n  guardrails:\n    never: ["{sentence}"]\n'
+    )
+    policy = compile_policy(skill)
+    assert guardrail_rules(policy, sentence) == [
+        (RuleKind.APPROVAL, ("reset_password",), None, "supervisor")
+    ]
+    assert not [r for r in policy.rules if r.kind is RuleKind.TOOL_DENY]
+    gate = gate_from(
+        tmp_path, QUALIFIED_TOOLS, f'policy:\n  guardrails:\n    never: ["{sentence}"]\n'
+    )
+    decision = gate.check("reset_password", {"employee_id": "E1", "employee_status": "active"})
+    assert decision.kind == "need_approval"
+    assert sentence in [r.message for r in decision.reasons]
+    (finding,) = policy.findings
+    assert finding.severity is Severity.WARNING and finding.code == "sentence-partly-understood"
+    assert (finding.location.line, finding.path) == (
+        line_of(tmp_path / "domain.yaml", sentence),
+        ("policy", "guardrails", "never", 0),
+    )
+    assert "'for inactive employees'" in finding.message
+    for part in (
+        f'rule: "{sentence}"',
+        "tool: reset_password",
+        'when: "<for inactive employees: a condition over employee_id, employee_status>"',
+        "action: block",
+    ):
+        assert part in finding.hint
+
+
+@pytest.mark.parametrize(
+    ("sentence", "tools", "approver"),
+    [
+        ("Never use deleteFile unless the user asks twice", ("deleteFile",), "supervisor"),
+        ("Never call send_email when the customer opted out", ("send_email",), "supervisor"),
+        ("Do not call send_email if it is a weekend", ("send_email",), "supervisor"),
+        (
+            "Never process refunds over $500 for VIP customers",
+            ("process_refund",),
+            "supervisor",
+        ),
+        (
+            "Never call check_eligibility with amount above 2000 for new customers",
+            ("check_eligibility",),
+            "supervisor",
+        ),
+        (
+            "process_refund needs manager approval unless the customer is a VIP",
+            ("process_refund",),
+            "manager",
+        ),
+        ("Never use deleteFile or send_email", ("deleteFile", "send_email"), "supervisor"),
+        (
+            "amount > 500 needs approval except on weekends",
+            ("check_eligibility", "process_refund"),
+            "supervisor",
+        ),
+    ],
+)
+def test_a_sentence_understood_in_part_asks_for_approval_always(
+    tmp_path: Path, sentence: str, tools: tuple[str, ...], approver: str
+) -> None:
+    skill = skill_from(tmp_path, TOOLS, f'policy:\n  guardrails:\n    never: ["{sentence}"]\n')
+    policy = compile_policy(skill)
+    assert [
+        (kind, tuple(sorted(found)), cond, who)
+        for kind, found, cond, who in guardrail_rules(policy, sentence)  # type: ignore[misc]
+    ] == [(RuleKind.APPROVAL, tools, None, approver)]
+    assert [f.code for f in policy.findings] == ["sentence-partly-understood"]
+    assert all(f"tool: {tool}" in policy.findings[0].hint for tool in tools)
+
+
+def test_sentences_understood_in_full_leave_no_finding(tmp_path: Path) -> None:
+    sentences = [
+        "Never use deleteFile",
+        "Do not call send_email",
+        "Never use the deleteFile tool",
+        "You must not invoke deleteFile",
+        "amount > 500 needs approval",
+        "process_refund requires approval",
+        "Never process refunds over $500 without supervisor approval",
+        "process_refund must be approved by a manager",
+        "send_email with cc_count over 3 requires the lead's sign-off",
+        "Never call check_eligibility with amount above 2000",
+        "Never process refunds over 900 dollars",
+        "Never share payment info",  # text for the planner: nothing to understand mechanically
+    ]
+    never = "\n".join(f'    - "{s}"' for s in sentences)
+    policy = compile_policy(
+        skill_from(tmp_path, TOOLS, f"policy:\n  guardrails:\n    never:\n{never}\n")
+    )
+    assert policy.findings == []
+    kinds = [k for s in sentences for k, *_ in guardrail_rules(policy, s)]
+    assert RuleKind.TOOL_DENY in kinds and RuleKind.THRESHOLD in kinds
+
+
+def test_the_check_command_shows_the_condition_to_write(tmp_path: Path) -> None:
+    sentence = "Never call reset_password for inactive employees"
+    path = tmp_path / "domain.yaml"
+    path.write_text(QUALIFIED_TOOLS + f'policy:\n  guardrails:\n    never: ["{sentence}"]\n')
+    result = CliRunner().invoke(app, ["check", "--json", str(path)])
+    assert result.exit_code == 0, result.output
+    issues = [i for f in json.loads(result.stdout)["skills"][0]["files"] for i in f["issues"]]
+    assert [i["code"] for i in issues] == ["sentence-partly-understood"]
+    assert issues[0]["line"] == line_of(path, sentence)
+    assert "tool: reset_password" in issues[0]["hint"]
+    assert CliRunner().invoke(app, ["check", "--strict", str(path)]).exit_code == 1
+    explained = CliRunner().invoke(app, ["check", "--explain", "--json", str(path)])
+    rules = json.loads(explained.stdout)["explain"][0]["rules"]
+    (rule,) = [r for r in rules if r["text"] == sentence]
+    assert rule["kind"] == "approval"
+    assert "not fully understood" in rule["note"]
+    shown = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["check", "--explain", str(path)])
+    assert "not fully understood" in shown.stdout and "tool: reset_password" in shown.stdout

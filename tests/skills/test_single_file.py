@@ -87,17 +87,16 @@ def test_unknown_key_warns_with_did_you_mean(tmp_path: Path) -> None:
         """
 tools:
   - name: pay
-    policy:
-      requires_aproval: always
+    idempotant: true
 _private: ignored
 """,
     )
     report = load_paths([path]).report
     assert report.ok
     warning = next(i for i in report.skills[0].warnings if i.code == "unknown-key")
-    assert "requires_aproval" in warning.message
-    assert warning.hint == "did you mean 'requires_approval'?"
-    assert warning.location.line == 5
+    assert "idempotant" in warning.message
+    assert warning.hint == "did you mean 'idempotent'?"
+    assert warning.location.line == 4
     assert not any("_private" in i.message for i in report.skills[0].issues)
 
 

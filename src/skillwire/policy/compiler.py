@@ -5,6 +5,10 @@ condition (compiled once at load), and the file and line it came from. Rules tha
 have no mechanical meaning stay text for the planner (at most ``MAX_TEXT_RULES``,
 counted in tokens). Nothing is dropped: ``skillwire check --explain`` lists all of it.
 
+A guardrail sentence understood only in part (``Never call reset_password for inactive
+employees``) is neither a total deny nor dropped: every call of the tools it names needs
+approval, with the sentence as the reason; :attr:`CompiledPolicy.findings` warns.
+
 Scoping (DESIGN.md): a rule applies to the tool it names, else to the tools whose
 inputs define every argument its condition reads, else (a condition over the job's
 context only) to every tool.
@@ -20,9 +24,10 @@ from pathlib import Path
 from skillwire.conditions import compile_condition
 from skillwire.core.conditions import Condition
 from skillwire.core.errors import ConditionSyntaxError
+from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation, format_path
 from skillwire.policy.decisions import ReasonCode
-from skillwire.policy.sentences import read_sentence
+from skillwire.policy.sentences import SentenceMeaning, read_sentence, rewrite_hint
 from skillwire.skills.model import Skill
 from skillwire.skills.model_policy import StructuredRule
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
@@ -78,6 +83,8 @@ class CompiledRule:
     after: tuple[str, ...] = ()
     waivable: bool = False
     """An ``allow`` condition of the same tool that holds waives this rule."""
+    note: str = ""
+    """Why the rule is enforced other than it reads (a sentence understood in part)."""
 
     def applies_to(self, tool: str) -> bool:
         """Whether the rule's scope includes ``tool`` (empty scope: every tool)."""
@@ -103,6 +110,8 @@ class CompiledPolicy:
     rules: list[CompiledRule] = field(default_factory=list)
     text_rules: list[TextRule] = field(default_factory=list)
     by_tool: dict[str, tuple[CompiledRule, ...]] = field(default_factory=dict)
+    findings: list[SkillIssue] = field(default_factory=list)
+    """Warnings for the load report: rules enforced other than they read."""
 
     @property
     def planner_text(self) -> str:
@@ -160,6 +169,7 @@ class _Builder:
         limit: int | None = None,
         after: tuple[str, ...] = (),
         waivable: bool = False,
+        note: str = "",
     ) -> None:
         source, origin = self.where(path)
         rule = CompiledRule(
@@ -176,6 +186,7 @@ class _Builder:
             limit=limit,
             after=after,
             waivable=waivable,
+            note=note,
         )
         self.policy.rules.append(rule)
 
@@ -458,6 +469,9 @@ def _guardrails(b: _Builder) -> None:
             if meaning is None:
                 b.text(rule, polarity, path)
                 continue
+            if meaning.unread:
+                _understood_in_part(b, rule, meaning, path)
+                continue
             try:
                 cond = compile_condition(meaning.expression) if meaning.expression else None
             except ConditionSyntaxError:  # a field name CEL cannot read: keep the words
@@ -484,6 +498,43 @@ def _guardrails(b: _Builder) -> None:
                     ReasonCode.GUARDRAIL_BLOCKED,
                     condition=cond,
                 )
+
+
+def _understood_in_part(b: _Builder, rule: str, meaning: SentenceMeaning, path: FieldPath) -> None:
+    """A sentence with words the recognizer did not understand: every call of the tools it
+    names needs approval (never a total deny, never dropped), and a warning shows the
+    structured rule to write instead."""
+    approver = meaning.approver or b.approver
+    tools = ", ".join(meaning.tools)
+    instead = "a conditional approval" if meaning.kind == "approval" else "a block"
+    note = (
+        f"sentence not fully understood ({meaning.unread!r} is not): every call of {tools} "
+        f"needs {approver} approval instead of {instead}"
+    )
+    b.add(
+        RuleKind.APPROVAL,
+        rule,
+        meaning.tools,
+        path,
+        ReasonCode.APPROVAL_REQUIRED,
+        approver=approver,
+        note=note,
+    )
+    message = (
+        f"only part of this sentence is understood ({meaning.unread!r} is not), so every "
+        f"call of {tools} needs {approver} approval, with the sentence as the reason"
+    )
+    hint = rewrite_hint(rule, meaning, b.skill)
+    b.policy.findings.append(
+        SkillIssue(
+            Severity.WARNING,
+            message,
+            b.where(path)[0],
+            path,
+            code="sentence-partly-understood",
+            hint=hint,
+        )
+    )
 
 
 def _structured(b: _Builder, rule: StructuredRule, path: FieldPath) -> None:

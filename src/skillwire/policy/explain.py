@@ -28,6 +28,7 @@ def explain_skill(skill: Skill, base: BasePolicy | None = None) -> dict[str, Any
                 "code": str(rule.code),
                 "source": str(rule.source),
                 "origin": rule.origin,
+                "note": rule.note or None,
             }
         )
     for text in policy.text_rules:
@@ -43,6 +44,7 @@ def explain_skill(skill: Skill, base: BasePolicy | None = None) -> dict[str, Any
                 "code": "",
                 "source": str(text.source),
                 "origin": text.origin,
+                "note": None,
             }
         )
     return {

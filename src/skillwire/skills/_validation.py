@@ -1,8 +1,10 @@
 """Turning a document into a model, with every problem located in the file.
 
 Pydantic reports errors by path; the document knows where each path was written.
-After validation, :func:`walk_extras` finds keys the model does not know (warnings
-with a "did you mean") and blocks that are read but not enforced (info lines).
+After validation, :func:`walk_extras` finds keys the model does not know and blocks
+that are read but not enforced (info lines). An unknown key is a warning with a "did
+you mean", except inside a policy block (:data:`POLICY_BLOCKS`), where it is an error:
+a typo there (``requires_aproval``) would silently weaken a rule.
 """
 
 from __future__ import annotations
@@ -17,9 +19,16 @@ from pydantic import BaseModel, ValidationError
 
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath
+from skillwire.skills.model import OutputContract, RequiredInput
+from skillwire.skills.model_policy import Policy
+from skillwire.skills.model_tools import ToolPolicy
 from skillwire.skills.source import Document
 
-__all__ = ["NOT_ENFORCED", "document_path", "validate_document", "walk_extras"]
+__all__ = ["NOT_ENFORCED", "POLICY_BLOCKS", "document_path", "validate_document", "walk_extras"]
+
+POLICY_BLOCKS: tuple[type[BaseModel], ...] = (ToolPolicy, Policy, RequiredInput, OutputContract)
+"""``tools[].policy``, ``policy``, ``required_inputs[]`` and ``output_contract``: inside
+these (at any depth) an unknown key is an error, not a warning (FORMATS.md, DESIGN.md)."""
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -136,8 +145,9 @@ def _message(err: Any) -> str:
 
 
 def walk_extras(obj: BaseModel, doc: Document, *, prefix: FieldPath = ()) -> Iterator[SkillIssue]:
-    """Warnings for unknown keys, info for blocks read but not enforced, recursively."""
-    yield from _walk(obj, doc, prefix)
+    """Unknown keys (errors inside a policy block, warnings elsewhere) and info for blocks
+    read but not enforced, recursively. Keys starting with ``_`` are ignored silently."""
+    yield from _walk(obj, doc, prefix, strict=False)
 
 
 class _FieldPlan(NamedTuple):
@@ -187,24 +197,11 @@ def _mentions_model(annotation: Any) -> bool:
     return True
 
 
-def _walk(obj: BaseModel, doc: Document, path: FieldPath) -> Iterator[SkillIssue]:
+def _walk(obj: BaseModel, doc: Document, path: FieldPath, *, strict: bool) -> Iterator[SkillIssue]:
+    strict = strict or isinstance(obj, POLICY_BLOCKS)
     extra = obj.__pydantic_extra__
     if extra:
-        fields = type(obj).model_fields
-        known = list(fields) + [f.alias for f in fields.values() if f.alias]
-        for name in extra:
-            if name.startswith("_"):
-                continue
-            near = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
-            hint = f"did you mean '{near[0]}'?" if near else ""
-            yield SkillIssue(
-                Severity.WARNING,
-                f"unknown key '{name}' is ignored",
-                doc.locate((*path, name)),
-                (*path, name),
-                code="unknown-key",
-                hint=hint,
-            )
+        yield from _unknown_keys(type(obj), extra, doc, path, strict=strict)
     values = obj.__dict__
     for plan in _field_plans(type(obj)):
         value = values[plan.name]
@@ -217,20 +214,60 @@ def _walk(obj: BaseModel, doc: Document, path: FieldPath) -> Iterator[SkillIssue
                 code="not-enforced",
             )
         if plan.may_hold_models:
-            yield from _walk_value(value, doc, (*path, plan.key))
+            yield from _walk_value(value, doc, (*path, plan.key), strict=strict)
 
 
-def _walk_value(value: Any, doc: Document, path: FieldPath) -> Iterator[SkillIssue]:
+def _unknown_keys(
+    model: type[BaseModel], extra: dict[str, Any], doc: Document, path: FieldPath, *, strict: bool
+) -> Iterator[SkillIssue]:
+    """One finding per unknown key of ``model``: an error inside a policy block, else a
+    warning; both with the nearest known key, an error with every known key otherwise."""
+    fields = model.model_fields
+    known = [f.alias or name for name, f in fields.items()]
+    known += [name for name, f in fields.items() if f.alias]
+    for name in extra:
+        if name.startswith("_"):
+            continue
+        near = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        if near:
+            hint = f"did you mean '{near[0]}'?"
+        else:
+            hint = f"known keys: {', '.join(known[:12])}" if strict else ""
+        where = (*path, name)
+        if strict:
+            yield SkillIssue(
+                Severity.ERROR,
+                f"unknown key '{name}' in a policy block: a misspelled key here would "
+                "weaken a rule, so it is an error",
+                doc.locate(where),
+                where,
+                code="unknown-key",
+                hint=hint,
+            )
+        else:
+            yield SkillIssue(
+                Severity.WARNING,
+                f"unknown key '{name}' is ignored",
+                doc.locate(where),
+                where,
+                code="unknown-key",
+                hint=hint,
+            )
+
+
+def _walk_value(
+    value: Any, doc: Document, path: FieldPath, *, strict: bool
+) -> Iterator[SkillIssue]:
     if isinstance(value, BaseModel):
-        yield from _walk(value, doc, path)
+        yield from _walk(value, doc, path, strict=strict)
     elif isinstance(value, list):
         for i, item in enumerate(value):
             if isinstance(item, BaseModel):
-                yield from _walk(item, doc, (*path, i))
+                yield from _walk(item, doc, (*path, i), strict=strict)
     elif isinstance(value, dict):
         for k, item in value.items():
             if isinstance(item, BaseModel):
-                yield from _walk(item, doc, (*path, k))
+                yield from _walk(item, doc, (*path, k), strict=strict)
 
 
 def _present(value: Any) -> bool:

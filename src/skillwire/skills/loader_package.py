@@ -7,6 +7,8 @@ errors yields no skill, and the report lists every file with its findings.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, TypeVar
@@ -36,7 +38,7 @@ from skillwire.skills.package_rules import (
 )
 from skillwire.skills.report import SkillReport
 from skillwire.skills.semantics import check_domain
-from skillwire.skills.source import Document, read_document
+from skillwire.skills.source import Document, SkillFolder, read_document
 
 __all__ = ["is_package_manifest", "load_package"]
 
@@ -53,12 +55,14 @@ def is_package_manifest(data: Any) -> bool:
 
 
 class _Files:
-    """The package's documents, read once, with their display names."""
+    """The package's documents, read once, with their display names. Every file is read
+    from inside the package folder, and all of them together within one budget."""
 
     def __init__(self, folder: Path, display: str, report: SkillReport) -> None:
         self.folder = folder
         self.display = display
         self.report = report
+        self.skill_folder = SkillFolder(folder)
 
     def name(self, file: str) -> str:
         return f"{self.display}/{file}"
@@ -67,7 +71,7 @@ class _Files:
         """Read a package file and check its ``schemaVersion`` (rule 1)."""
         path = self.folder / file
         shown = self.name(file)
-        if not _is_file(path):
+        if not _present(path):
             if required:
                 self.report.add(
                     shown,
@@ -82,7 +86,7 @@ class _Files:
                 )
             return None
         try:
-            doc = read_document(path, shown)
+            doc = read_document(path, shown, folder=self.skill_folder)
         except SkillError as exc:
             self.report.add(shown, exc.issues)
             return None
@@ -162,7 +166,7 @@ def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None
     names = manifest.files
     if not _names_inside(names, mdoc, report):
         return None, report
-    prompt = _read_prompt(folder / names.skillDoc, files.name(names.skillDoc), report)
+    prompt = _read_prompt(files, names.skillDoc)
 
     tdoc = files.read(names.tools, "tools", required=True)
     tools_file = files.validate(ToolsFile, tdoc) if tdoc else None
@@ -269,12 +273,18 @@ def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None
     return skill, report
 
 
-def _is_file(path: Path) -> bool:
-    """``path.is_file()``; False for a path that cannot be looked at (too long, ...)."""
+def _present(path: Path) -> bool:
+    """Whether anything is at ``path`` (a file, a FIFO, a dangling link ...): only an
+    absent file is "missing"; the reader says what is wrong with any other."""
     try:
-        return path.is_file()
-    except (OSError, ValueError):
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
         return False
+    except OSError as exc:  # no access ...: the reader says so; a name too long is absent
+        return exc.errno != errno.ENAMETOOLONG
+    except ValueError:
+        return False
+    return True
 
 
 def _inside(name: str) -> bool:
@@ -339,11 +349,12 @@ def _warn_additions(manifest: SkillManifest, doc: Document, report: SkillReport)
         )
 
 
-def _read_prompt(path: Path, shown: str, report: SkillReport) -> str:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        report.add(
+def _read_prompt(files: _Files, name: str) -> str:
+    """The text of ``skill.md`` (a warning when absent, an error when unreadable)."""
+    shown = files.name(name)
+    path = files.folder / name
+    if not _present(path):
+        files.report.add(
             shown,
             [
                 SkillIssue(
@@ -355,8 +366,14 @@ def _read_prompt(path: Path, shown: str, report: SkillReport) -> str:
             ],
         )
         return ""
-    except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
-        report.add(
+    try:
+        raw = files.skill_folder.read(path, shown)
+        text = raw.decode("utf-8-sig")
+    except SkillError as exc:
+        files.report.add(shown, exc.issues)
+        return ""
+    except ValueError as exc:  # UnicodeDecodeError is a ValueError
+        files.report.add(
             shown,
             [
                 SkillIssue(
@@ -365,7 +382,7 @@ def _read_prompt(path: Path, shown: str, report: SkillReport) -> str:
             ],
         )
         return ""
-    report.add(shown, [])
+    files.report.add(shown, [])
     return text
 
 

@@ -54,7 +54,8 @@ def load_single_file(path: Path, display: str | None = None) -> tuple[Skill | No
     skill = skill_from_document(doc, report, default_id=derive_id(path), fmt=fmt)
     if skill is not None:
         skill._origin = name
-        skill._root = path.resolve().parent
+        # The folder that holds the file as named: the file was read from inside it.
+        skill._root = path.parent.resolve()
     return skill, report
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from skillwire.skills.loader_package import is_package_manifest, load_package
 from skillwire.skills.loader_single import load_single_file
 from skillwire.skills.model import Skill
 from skillwire.skills.report import LoadReport, SkillReport
+from skillwire.skills.source import read_skill_bytes
 
 __all__ = ["LoadResult", "discover", "load_paths", "load_skill"]
 
@@ -70,9 +72,10 @@ def _is_package_dir(folder: Path) -> bool:
         return False
     if _is_file(folder / "tools.json"):
         return True
-    try:
-        return is_package_manifest(json.loads(manifest.read_text(encoding="utf-8-sig")))
-    except (OSError, ValueError, RecursionError):  # the loader reports what is wrong
+    try:  # read as the loader reads it: inside the folder, a regular file, bounded
+        raw = read_skill_bytes(manifest, folder, str(manifest))
+        return is_package_manifest(json.loads(raw.decode("utf-8-sig")))
+    except (SkillError, ValueError, RecursionError):  # the loader reports what is wrong
         return False
 
 
@@ -86,11 +89,14 @@ def _is_skill_file(path: Path) -> bool:
 
 
 def discover(paths: Iterable[Path]) -> Iterator[tuple[str, Path]]:
-    """``("package" | "single" | "missing", path)`` for every skill under ``paths``, sorted."""
+    """``("package" | "single" | "missing" | "outside", path)`` for every skill under
+    ``paths``, sorted. A folder named is read wherever it leads; inside it, a folder or
+    skill file that is a link leading out of it is ``"outside"`` and not followed. (A
+    single file is read only from inside the folder holding it: see ``SkillFolder``.)"""
     for root in paths:
         if not _exists(root):
             yield "missing", root
-        elif _is_file(root):
+        elif not _is_dir(root):  # a file, or a FIFO or device the reader refuses
             if root.name == "skill.json" and _is_package_dir(root.parent):
                 yield "package", root.parent
             else:
@@ -103,9 +109,11 @@ def discover(paths: Iterable[Path]) -> Iterator[tuple[str, Path]]:
 
 def _walk(folder: Path) -> Iterator[tuple[str, Path]]:
     """Depth first, in sorted order, without recursion (folders may nest deeply); a folder
-    reached a second time (through a symbolic link) is not walked again."""
+    reached a second time (through a symbolic link) is not walked again, and a link that
+    leads out of ``folder`` is reported, not followed."""
     seen: set[tuple[int, int]] = set()
     pending = [_entries(folder, seen)]
+    top = _real(folder)
     while pending:
         entry = next(pending[-1], None)
         if entry is None:
@@ -113,12 +121,34 @@ def _walk(folder: Path) -> Iterator[tuple[str, Path]]:
         elif _is_dir(entry):
             if entry.name in _SKIP_DIRS or entry.name.startswith("."):
                 continue
-            if _is_package_dir(entry):
+            if _leaves(entry, top):
+                yield "outside", entry
+            elif _is_package_dir(entry):
                 yield "package", entry
             else:
                 pending.append(_entries(entry, seen))
-        elif _is_skill_file(entry):
-            yield "single", entry
+        elif _is_skill_file(entry):  # other files are never read: a link among them is left
+            yield ("outside" if _leaves(entry, top) else "single"), entry
+
+
+def _real(path: Path) -> str | None:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _leaves(entry: Path, top: str | None) -> bool:
+    """Whether ``entry`` is a link that leads out of the folder ``top`` (resolved)."""
+    if not os.path.islink(entry):
+        return False
+    real = _real(entry)
+    if top is None or real is None:
+        return True
+    try:
+        return os.path.commonpath([top, real]) != top
+    except ValueError:  # another drive
+        return True
 
 
 def _entries(folder: Path, seen: set[tuple[int, int]]) -> Iterator[Path]:
@@ -170,20 +200,8 @@ def _load_paths(paths: Iterable[Path | str]) -> LoadResult:
     found = False
     for kind, path in discover(Path(p) for p in paths):
         found = True
-        if kind == "missing":
-            rep = SkillReport(source=str(path), format="?")
-            rep.add(
-                str(path),
-                [
-                    SkillIssue(
-                        Severity.ERROR,
-                        "no such file or folder",
-                        SourceLocation(str(path)),
-                        code="missing-file",
-                    )
-                ],
-            )
-            result.report.skills.append(rep)
+        if kind in ("missing", "outside"):
+            result.report.skills.append(_not_loaded(kind, path))
             continue
         skill, rep = load_package(path) if kind == "package" else load_single_file(path)
         result.report.skills.append(rep)
@@ -201,6 +219,25 @@ def _load_paths(paths: Iterable[Path | str]) -> LoadResult:
         )
         result.report.skills.append(rep)
     return result
+
+
+def _not_loaded(kind: str, path: Path) -> SkillReport:
+    """The report of a path named but absent, or of a link out of the folder being loaded."""
+    rep = SkillReport(source=str(path), format="?")
+    if kind == "missing":
+        found = SkillIssue(
+            Severity.ERROR, "no such file or folder", SourceLocation(str(path)), code="missing-file"
+        )
+    else:
+        found = SkillIssue(
+            Severity.ERROR,
+            "is a link that leads outside the folder being loaded: not followed",
+            SourceLocation(str(path)),
+            code="file-outside",
+            hint="name the link's target to load the skills there",
+        )
+    rep.add(str(path), [found])
+    return rep
 
 
 def _admit(skill: Skill, rep: SkillReport, result: LoadResult, owners: dict[str, Skill]) -> None:

@@ -2,7 +2,9 @@
 
 ``python -m skillwire.skills.schemas --write schemas`` writes one file per format into
 ``schemas/``; a test fails when the committed files drift from the model. Unknown
-keys are allowed by the schemas (skillwire warns about them instead of failing).
+keys are allowed by the schemas (skillwire warns about them instead of failing), except
+inside a policy block, where the loader refuses them too: there the schemas allow only
+the known keys and keys starting with ``_``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from skillwire.skills._validation import POLICY_BLOCKS
 from skillwire.skills.model import DomainFile, SkillManifest
 from skillwire.skills.model_package import (
     CredentialsFile,
@@ -44,6 +47,7 @@ def generate() -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name, (model, title) in SCHEMA_FILES.items():
         schema = model.model_json_schema(by_alias=True)
+        _close_policy_blocks(schema)
         out[name] = {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": BASE_ID + name,
@@ -51,6 +55,33 @@ def generate() -> dict[str, dict[str, Any]]:
             **{k: v for k, v in schema.items() if k != "title"},
         }
     return out
+
+
+def _close_policy_blocks(schema: dict[str, Any]) -> None:
+    """Forbid unknown keys (but ``_`` ones) in the policy blocks' definitions and in every
+    definition they use, as the loader does."""
+    defs: dict[str, Any] = schema.get("$defs", {})
+    pending = [model.__name__ for model in POLICY_BLOCKS if model.__name__ in defs]
+    closed: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in closed:
+            continue
+        closed.add(name)
+        definition = defs[name]
+        definition["additionalProperties"] = False
+        definition["patternProperties"] = {"^_": {}}
+        pending.extend(_refs(definition))
+
+
+def _refs(node: Any) -> list[str]:
+    """The ``$defs`` names ``node`` refers to."""
+    if isinstance(node, dict):
+        found = [] if not isinstance(node.get("$ref"), str) else [node["$ref"].rsplit("/", 1)[-1]]
+        return found + [ref for value in node.values() for ref in _refs(value)]
+    if isinstance(node, list):
+        return [ref for value in node for ref in _refs(value)]
+    return []
 
 
 def render(schema: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ compiles every condition once, for the runtime to use.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from collections.abc import Callable, Iterator
@@ -256,8 +257,7 @@ def _check_patterns(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
 
 
 def _check_references(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
-    tool_names = sorted({t.name for t in skill.tools} | {t.id for t in skill.tools if t.id})
-    hint = f"known tools: {', '.join(tool_names)}" if tool_names else "the skill has no tools"
+    hint = _known_tools(skill)
     for ai, approval in enumerate(skill.policy.approvals):
         if skill.tool(approval.tool_id) is None:
             yield _error(
@@ -335,12 +335,44 @@ def _check_references(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]
 
 
 def _check_workflows(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
+    """A step naming a tool is ordered; one that nearly names a tool is an error (a typo
+    must not turn an enforced step into a loose one); the rest are said not enforced."""
+    tools = _tool_spellings(skill)
     for wi, wf in enumerate(skill.policy.workflows):
-        loose = [
-            s if isinstance(s, str) else (s.id or "?")
-            for s in wf.steps
-            if workflow_step_tool(skill, s) is None
-        ]
+        loose = []
+        for si, step in enumerate(wf.steps):
+            path: FieldPath = ("policy", "workflows", wi, "steps", si)
+            if isinstance(step, WorkflowStep) and step.tool:
+                if skill.tool(step.tool) is None:
+                    near = _near_tool(step.tool, tools)
+                    hint = f"did you mean '{near}'?" if near else _known_tools(skill)
+                    yield _error(
+                        locate,
+                        (*path, "tool"),
+                        f"workflow step names unknown tool '{step.tool}'",
+                        "unknown-tool",
+                        hint,
+                    )
+                continue
+            name = step if isinstance(step, str) else step.id
+            if workflow_step_tool(skill, step) is not None:
+                continue
+            near = _near_tool(name, tools) if name else None
+            if name is None or near is None:
+                loose.append(name or "?")
+                continue
+            if isinstance(step, str):
+                hint = f"did you mean '{near}'? A step that names a tool is ordered"
+            else:
+                hint = f"write tool: {near} to order it, or name the step apart from the tool"
+            yield _error(
+                locate,
+                path if isinstance(step, str) else (*path, "id"),
+                f"workflow step '{name}' nearly names the tool '{near}' but names no tool: "
+                "it would not be enforced",
+                "step-near-tool",
+                hint,
+            )
         if loose:
             yield _warn(
                 locate,
@@ -353,6 +385,47 @@ def _check_workflows(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
             yield _warn(
                 locate, ("policy", "workflows", wi), "workflow has no steps", "empty-workflow"
             )
+
+
+def _spelling(name: str) -> str:
+    """A name with case and word separators dropped: ``Verify-Identity`` -> ``verifyidentity``."""
+    return "".join(ch for ch in name.casefold() if ch.isalnum())
+
+
+def _tool_spellings(skill: DomainFile) -> dict[str, str]:
+    """Every way a step may name a tool (name, id, a package tool's local name), by its
+    :func:`_spelling`, to the name to suggest."""
+    found: dict[str, str] = {}
+    for tool in skill.tools:
+        for name in (tool.name, tool.id, tool.name.rsplit(".", 1)[-1]):
+            if name:
+                found.setdefault(_spelling(name), name)
+    return found
+
+
+def _near_tool(name: str, tools: dict[str, str]) -> str | None:
+    """The tool ``name`` nearly spells (another case or separator, or a small typo)."""
+    spelled = _spelling(name)
+    if not spelled:
+        return None
+    if spelled in tools:
+        return tools[spelled]
+    if len(spelled) < _NEAR_TOOL_LENGTH:
+        return None
+    near = difflib.get_close_matches(spelled, list(tools), n=1, cutoff=_NEAR_TOOL)
+    return tools[near[0]] if near else None
+
+
+_NEAR_TOOL = 0.85
+"""How alike (difflib's ratio, on :func:`_spelling`) a step and a tool name must be to be a
+near miss: one or two letters off in a name of ten or more."""
+_NEAR_TOOL_LENGTH = 6
+"""Shorter steps are near misses only by case and separators: ``ask`` is not ``task``."""
+
+
+def _known_tools(skill: DomainFile) -> str:
+    names = sorted({t.name for t in skill.tools} | {t.id for t in skill.tools if t.id})
+    return f"known tools: {', '.join(names)}" if names else "the skill has no tools"
 
 
 def input_names(tool: Tool) -> list[str] | None:

@@ -14,7 +14,10 @@ no parser exception, ``OSError`` or ``UnicodeDecodeError`` escapes. Issue codes:
     too-deep                      containers nested more than MAX_DEPTH levels
     too-large                     more than MAX_NODES values once aliases are expanded
     recursive-alias               a YAML alias inside the node it names
+    lone-surrogate                a ``\\ud800`` escape with no partner: not a character
     file-type / file-read / encoding    read_document could not get text from the file
+    file-outside / file-special / file-too-large / package-too-large
+                                  refused before reading (see ``_reading``)
 
 Decisions: YAML keys that are scalars but not strings become strings the way
 ``json.dumps`` writes them (``1`` -> ``"1"``, ``true`` -> ``"true"``, ``null`` ->
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NoReturn, Protocol
@@ -38,6 +42,12 @@ from skillwire.core.errors import ControlFlowSignal, SkillError
 from skillwire.core.issues import SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.skills._json_positions import JsonPositions, LineIndex, scan_json
+from skillwire.skills._reading import (
+    MAX_FILE_BYTES,
+    MAX_PACKAGE_BYTES,
+    SkillFolder,
+    read_skill_bytes,
+)
 from skillwire.skills._source_issues import (
     issue,
     json_syntax_issue,
@@ -53,7 +63,18 @@ from skillwire.skills._yaml_tree import (
     duplicate_issues,
 )
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "Document", "load_json", "load_yaml", "read_document"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_NODES",
+    "MAX_PACKAGE_BYTES",
+    "Document",
+    "SkillFolder",
+    "load_json",
+    "load_yaml",
+    "read_document",
+    "read_skill_bytes",
+]
 
 MAX_DEPTH = 100
 """The deepest nesting of mappings and sequences a document may have."""
@@ -112,8 +133,17 @@ class Document:
         return self.locate(path)
 
 
-def read_document(path: Path, display: str | None = None) -> Document:
-    """Read a ``.yaml``/``.yml`` or ``.json`` file; every failure is a :class:`SkillError`."""
+def read_document(
+    path: Path,
+    display: str | None = None,
+    *,
+    folder: SkillFolder | None = None,
+) -> Document:
+    """Read a ``.yaml``/``.yml`` or ``.json`` file; every failure is a :class:`SkillError`.
+
+    The file must be a regular file of at most ``MAX_FILE_BYTES`` inside ``folder`` (the
+    skill's folder; by default the folder holding ``path``). A package reads all its files
+    through one folder, so that together they stay under ``MAX_PACKAGE_BYTES``."""
     name = display if display is not None else str(path)
     suffix = path.suffix.lower()
     if suffix not in _YAML_SUFFIXES and suffix != ".json":
@@ -124,14 +154,9 @@ def read_document(path: Path, display: str | None = None) -> Document:
             "skill files are .yaml, .yml or .json",
             line=0,
         )
-    try:
-        raw = path.read_bytes()
-    except IsADirectoryError:
-        _fail(name, "file-read", "is a directory, not a file", "", line=0)
-    except FileNotFoundError:
-        _fail(name, "file-read", "file not found", "", line=0)
-    except OSError as exc:
-        _fail(name, "file-read", f"cannot read file: {exc.strerror or exc}", "", line=0)
+    if folder is None:
+        folder = SkillFolder(path.parent, limit=None)
+    raw = folder.read(path, name)
     text = _decode(raw, name)
     return load_yaml(text, name) if suffix in _YAML_SUFFIXES else load_json(text, name)
 
@@ -204,7 +229,7 @@ def load_json(text: str, file: str) -> Document:
         raise SkillError([long_number_issue(text, file, "json-syntax")]) from None
     if text.count("{") + text.count("[") > MAX_DEPTH and _too_deep(data):
         raise SkillError(_json_scan_issues(text, file))
-    return Document(file, data, "json", JsonPositions(text, MAX_DEPTH))
+    return _without_surrogates(Document(file, data, "json", JsonPositions(text, MAX_DEPTH)), text)
 
 
 def _json_scan_issues(text: str, file: str) -> list[SkillIssue]:
@@ -292,7 +317,57 @@ def load_yaml(text: str, file: str) -> Document:
         raise SkillError(duplicate_issues(root, found, file, MAX_DEPTH))
     positions = YamlPositions(root)
     converter = YamlConverter(file, positions, max_depth=MAX_DEPTH, max_nodes=MAX_NODES)
-    return Document(file, converter.run(root), "yaml", positions)
+    return _without_surrogates(Document(file, converter.run(root), "yaml", positions), text)
+
+
+# ---------------------------------------------------------------- lone surrogates
+
+_ESCAPED_SURROGATE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
+"""An escape that may stand for a surrogate: the only way one gets into parsed text (UTF-8
+has none), JSON ``\\ud800`` or YAML ``\\ud800`` / ``\\U0000d800``."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(doc: Document, text: str) -> Document:
+    """``doc``, or a :class:`SkillError` for every key and text holding a lone surrogate.
+
+    A pair of escapes (``\\ud83d\\ude00``) is one character and passes; half of one
+    cannot be written as UTF-8 and would break every report, prompt and store it reached.
+    """
+    if _ESCAPED_SURROGATE.search(text) is None:
+        return doc
+    issues: list[SkillIssue] = []
+    stack: list[tuple[FieldPath, Any]] = [((), doc.data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if _SURROGATE.search(key):
+                    issues.append(_surrogate_issue(doc, (*path, key), key, "key"))
+                stack.append(((*path, key), value))
+        elif isinstance(node, list):
+            stack.extend(((*path, i), value) for i, value in enumerate(node))
+        elif isinstance(node, str) and _SURROGATE.search(node):
+            issues.append(_surrogate_issue(doc, path, node, "text"))
+    if not issues:
+        return doc
+    issues.sort(key=lambda found: (found.location.line, found.location.column))
+    raise SkillError(issues)
+
+
+def _surrogate_issue(doc: Document, path: FieldPath, text: str, what: str) -> SkillIssue:
+    match = _SURROGATE.search(text)
+    code_point = ord(match.group()) if match else 0
+    where = doc.locate(path) if what == "key" else doc.locate_value(path)
+    return issue(
+        doc.file,
+        (where.line, where.column),
+        "lone-surrogate",
+        f"the {what} holds a lone surrogate (\\u{code_point:04x}): half of a character pair, "
+        "not a character",
+        "remove the escape, or write the whole pair (\\ud83d\\ude00 is one character)",
+        path=path,
+    )
 
 
 def _fail(
