@@ -126,6 +126,15 @@ class GateCall:
         """Successful earlier runs of ``tool``."""
         return [run for run in self.history if run.ok and run.tool == tool]
 
+    def succeeded_with(self, tool: str, key: Sequence[tuple[str, Any]]) -> bool:
+        """Whether ``tool`` ran successfully with these argument values (JSON equality)."""
+        for run in self.history:
+            if run.ok and run.tool == tool:
+                args = run.args
+                if all(same_value(args.get(name), value) for name, value in key):
+                    return True
+        return False
+
     def runs(self, tool: str) -> list[ToolRun]:
         """Every earlier run of ``tool``, successful or not."""
         return [run for run in self.history if run.tool == tool]
