@@ -38,6 +38,7 @@ def test_the_public_api_is_exported() -> None:
         "CompiledRule",
         "Decision",
         "Gate",
+        "GateInputError",
         "NeedApproval",
         "NeedInput",
         "PreToolGate",

@@ -25,6 +25,7 @@ from typing import Any
 from skillwire.conditions import compile_condition
 from skillwire.core.conditions import ConditionSyntaxError
 from skillwire.core.issues import Severity, SkillError, SkillIssue
+from skillwire.core.plainjson import plain_dumps
 from skillwire.policy.access import AccessPolicy, BasePolicy, merge_access
 from skillwire.policy.call import ApprovalGrant, GateCall, ToolRun
 from skillwire.policy.compiler import (
@@ -42,6 +43,13 @@ from skillwire.policy.decisions import (
     NeedInput,
     Reason,
     ReasonCode,
+)
+from skillwire.policy.gate_input import (
+    GateInputError,
+    checked_grants,
+    checked_history,
+    checked_mapping,
+    not_plain,
 )
 from skillwire.policy.tooling import ToolFacts
 from skillwire.policy.validators import (
@@ -159,14 +167,25 @@ class Gate:
         far; ``inputs`` what the user gave when asked (dotted paths allowed);
         ``stated_tool``, ``stated_args`` and ``effects`` what the proposal says about
         itself (checked for consistency and against ``allowed_state_changes``).
+
+        Raises :class:`~skillwire.policy.gate_input.GateInputError` when what the caller
+        keeps about the job (``context``, ``entities``, ``history``, ``inputs``,
+        ``approvals``, ``intent``) is not plain JSON; a proposal that is not is blocked.
         """
+        context = checked_mapping(context, "context")
+        entities = checked_mapping(entities, "entities")
+        inputs = checked_mapping(inputs, "inputs")
+        history = checked_history(history)
+        approvals = checked_grants(approvals)
+        if intent is not None and type(intent) is not str:
+            raise GateInputError("intent", f"expected text, got {type(intent).__name__}")
         if not isinstance(args, Mapping) and args is not None:
             return _invalid(tool, {}, f"arguments must be an object, got {type(args).__name__}")
         call_args = dict(args or {})
         bad = [k for k in call_args if type(k) is not str]
         if bad:
             return _invalid(tool, call_args, f"argument name {bad[0]!r} is not a string")
-        facts = self.facts(tool) if isinstance(tool, str) else None
+        facts = self.facts(tool) if type(tool) is str else None
         if facts is None:
             known = ", ".join(self._facts) or "none"
             return Block(
@@ -174,14 +193,17 @@ class Gate:
                 call_args,
                 (Reason(ReasonCode.UNKNOWN_TOOL, f"no tool named '{tool}' (known: {known})"),),
             )
+        problem = _proposal_problem(call_args, stated_tool, stated_args, effects)
+        if problem:
+            return _invalid(facts.name, call_args, problem)
         try:
             call = GateCall(
                 tool,
                 call_args,
-                entities or _EMPTY,
-                context or _EMPTY,
+                entities,
+                context,
                 self._canonical_history(history),
-                inputs or _EMPTY,
+                inputs,
                 self._canonical_grants(approvals),
                 intent,
                 stated_tool,
@@ -257,6 +279,33 @@ def _counted(rules: Sequence[CompiledRule], names: Mapping[str, str]) -> frozens
         for alias in names
         if any(re.search(rf"(?<![\w.-]){re.escape(alias)}(?![\w-])", t) for t in texts)
     )
+
+
+def _proposal_problem(
+    args: dict[str, Any],
+    stated_tool: object,
+    stated_args: object,
+    effects: object,
+) -> str | None:
+    """What in the proposal is not plain JSON (the gate does not decide on it), or None."""
+    if args and plain_dumps(args) is None:
+        path, problem = not_plain(args, "args") or ("args", "not plain JSON")
+        return f"{path.removeprefix('args.')}: {problem}"
+    if stated_tool is not None and type(stated_tool) is not str:
+        return f"stated_tool: expected text, got {type(stated_tool).__name__}"
+    if stated_args is not None:
+        if not isinstance(stated_args, Mapping):
+            return f"stated_args: expected a JSON object, got {type(stated_args).__name__}"
+        found = not_plain(dict(stated_args), "stated_args")
+        if found is not None:
+            return f"{found[0]}: {found[1]}"
+    if effects:
+        if isinstance(effects, str) or not isinstance(effects, Sequence):
+            return f"effects: expected a list, got {type(effects).__name__}"
+        for i, effect in enumerate(effects):
+            if type(effect) is not str:
+                return f"effects[{i}]: expected text, got {type(effect).__name__}"
+    return None
 
 
 def _invalid(tool: Any, args: dict[str, Any], message: str) -> Block:
