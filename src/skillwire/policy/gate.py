@@ -25,7 +25,6 @@ from typing import Any
 from skillwire.conditions import compile_condition
 from skillwire.core.conditions import ConditionSyntaxError
 from skillwire.core.issues import Severity, SkillError, SkillIssue
-from skillwire.core.plainjson import plain_dumps
 from skillwire.policy.access import AccessPolicy, BasePolicy, merge_access
 from skillwire.policy.call import ApprovalGrant, GateCall, ToolRun
 from skillwire.policy.compiler import (
@@ -46,10 +45,11 @@ from skillwire.policy.decisions import (
 )
 from skillwire.policy.gate_input import (
     GateInputError,
+    as_mapping,
     checked_grants,
     checked_history,
-    checked_mapping,
     not_plain,
+    plain_state,
 )
 from skillwire.policy.tooling import ToolFacts
 from skillwire.policy.validators import (
@@ -172,19 +172,22 @@ class Gate:
         keeps about the job (``context``, ``entities``, ``history``, ``inputs``,
         ``approvals``, ``intent``) is not plain JSON; a proposal that is not is blocked.
         """
-        context = checked_mapping(context, "context")
-        entities = checked_mapping(entities, "entities")
-        inputs = checked_mapping(inputs, "inputs")
+        context = as_mapping(context, "context")
+        entities = as_mapping(entities, "entities")
+        inputs = as_mapping(inputs, "inputs")
         history = checked_history(history)
         approvals = checked_grants(approvals)
         if intent is not None and type(intent) is not str:
             raise GateInputError("intent", f"expected text, got {type(intent).__name__}")
         if not isinstance(args, Mapping) and args is not None:
+            plain_state(context, entities, inputs, _EMPTY)
             return _invalid(tool, {}, f"arguments must be an object, got {type(args).__name__}")
         call_args = dict(args or {})
-        bad = [k for k in call_args if type(k) is not str]
-        if bad:
-            return _invalid(tool, call_args, f"argument name {bad[0]!r} is not a string")
+        plain_args = plain_state(context, entities, inputs, call_args)
+        if not plain_args:
+            bad = [k for k in call_args if type(k) is not str]
+            if bad:
+                return _invalid(tool, call_args, f"argument name {bad[0]!r} is not a string")
         facts = self.facts(tool) if type(tool) is str else None
         if facts is None:
             known = ", ".join(self._facts) or "none"
@@ -193,7 +196,7 @@ class Gate:
                 call_args,
                 (Reason(ReasonCode.UNKNOWN_TOOL, f"no tool named '{tool}' (known: {known})"),),
             )
-        problem = _proposal_problem(call_args, stated_tool, stated_args, effects)
+        problem = _proposal_problem(plain_args, call_args, stated_tool, stated_args, effects)
         if problem:
             return _invalid(facts.name, call_args, problem)
         try:
@@ -282,13 +285,14 @@ def _counted(rules: Sequence[CompiledRule], names: Mapping[str, str]) -> frozens
 
 
 def _proposal_problem(
+    plain_args: bool,
     args: dict[str, Any],
     stated_tool: object,
     stated_args: object,
     effects: object,
 ) -> str | None:
     """What in the proposal is not plain JSON (the gate does not decide on it), or None."""
-    if args and plain_dumps(args) is None:
+    if not plain_args:
         path, problem = not_plain(args, "args") or ("args", "not plain JSON")
         return f"{path.removeprefix('args.')}: {problem}"
     if stated_tool is not None and type(stated_tool) is not str:

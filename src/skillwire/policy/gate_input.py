@@ -26,10 +26,12 @@ from skillwire.policy.call import ApprovalGrant, ToolRun
 __all__ = [
     "MAX_DEPTH",
     "GateInputError",
+    "as_mapping",
     "checked_grants",
     "checked_history",
     "checked_mapping",
     "not_plain",
+    "plain_state",
 ]
 
 MAX_DEPTH = 254
@@ -108,18 +110,41 @@ def _field(key: str) -> str:
     return f".{key}" if key.isidentifier() else f"[{json.dumps(key)}]"
 
 
-def checked_mapping(value: Mapping[str, Any] | None, path: str) -> Mapping[str, Any]:
-    """``value`` (a dict of plain JSON; None is empty) or :class:`GateInputError`.
-    Another kind of mapping is copied into a dict, which the gate then reads."""
+def as_mapping(value: Mapping[str, Any] | None, path: str) -> Mapping[str, Any]:
+    """``value`` as a dict (None is empty; another kind of mapping is copied, and the gate
+    reads the copy), or :class:`GateInputError`. Its values are not looked at."""
     if value is None:
         return _EMPTY
     if type(value) is not dict:
         if not isinstance(value, Mapping):
             raise GateInputError(path, f"expected a JSON object, got {type(value).__name__}")
         value = dict(value)
+    return value
+
+
+def checked_mapping(value: Mapping[str, Any] | None, path: str) -> Mapping[str, Any]:
+    """:func:`as_mapping`, its values plain JSON, or :class:`GateInputError`."""
+    value = as_mapping(value, path)
     if value and plain_dumps(value) is None:
         raise GateInputError(*_where(value, path))
     return value
+
+
+def plain_state(
+    context: Mapping[str, Any],
+    entities: Mapping[str, Any],
+    inputs: Mapping[str, Any],
+    args: Mapping[str, Any],
+) -> bool:
+    """Whether the proposal's ``args`` are plain JSON, once the job's ``context``,
+    ``entities`` and ``inputs`` are (else :class:`GateInputError`). One walk over all
+    four in the common case where each is."""
+    if plain_dumps([context, entities, inputs, args]) is not None:
+        return True
+    for path, part in (("context", context), ("entities", entities), ("inputs", inputs)):
+        if part and plain_dumps(part) is None:
+            raise GateInputError(*_where(part, path))
+    return not args or plain_dumps(args) is not None  # (the list adds a level of nesting)
 
 
 def checked_history(history: Sequence[ToolRun]) -> Sequence[ToolRun]:

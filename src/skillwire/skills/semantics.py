@@ -395,7 +395,7 @@ def _check_workflow_keys(skill: DomainFile, locate: Locate, wi: int) -> Iterator
             f"workflow '{wf.key()}' binds its steps by {key} (same), but "
             f"{', '.join(tools)} {'has' if len(tools) == 1 else 'have'} no {key} input",
             "unknown-input",
-            hint="give such a step its own same (same: [] leaves it unbound)",
+            hint="give such a step its own same; same: [] leaves it unbound",
         )
     if wf.same is not None and not wf.required:
         yield _warn(
