@@ -302,3 +302,22 @@ def test_a_value_that_is_not_plain_anywhere_is_found_and_named(
         gate.check("verify_identity", {"order_id": ORDER}, **kwargs)
     assert caught.value.path == expected
     assert problem in caught.value.problem
+
+
+def test_huge_numbers_are_named_not_printed(gate: Gate) -> None:
+    """Python refuses to print an integer past 4,300 digits (a ValueError): a message
+    about one must not try to."""
+    big = 10**5000
+    for tool, args in (
+        (big, {}),
+        ("process_refund", {big: 1}),
+        ("process_refund", {"order_id": ORDER, "amount": big}),
+    ):
+        decision = gate.check(tool, args)  # type: ignore[arg-type]
+        assert decision.kind == "block", decision
+    stated = gate.check("verify_identity", {"order_id": ORDER}, stated_args={"x": [big]})
+    assert "16610 bits" in stated.reasons[0].message
+    for context in ({"n": big}, {big: 1}):
+        with pytest.raises(GateInputError) as caught:
+            gate.check("verify_identity", {"order_id": ORDER}, context=context)
+        assert len(str(caught.value)) < 200

@@ -50,6 +50,7 @@ from skillwire.policy.gate_input import (
     checked_history,
     not_plain,
     plain_state,
+    shown,
 )
 from skillwire.policy.tooling import ToolFacts
 from skillwire.policy.validators import (
@@ -187,14 +188,15 @@ class Gate:
         if not plain_args:
             bad = [k for k in call_args if type(k) is not str]
             if bad:
-                return _invalid(tool, call_args, f"argument name {bad[0]!r} is not a string")
+                return _invalid(tool, call_args, f"argument name {shown(bad[0])} is not a string")
         facts = self.facts(tool) if type(tool) is str else None
         if facts is None:
             known = ", ".join(self._facts) or "none"
+            name = tool if type(tool) is str else shown(tool)
             return Block(
-                str(tool),
+                name,
                 call_args,
-                (Reason(ReasonCode.UNKNOWN_TOOL, f"no tool named '{tool}' (known: {known})"),),
+                (Reason(ReasonCode.UNKNOWN_TOOL, f"no tool named '{name}' (known: {known})"),),
             )
         problem = _proposal_problem(plain_args, call_args, stated_tool, stated_args, effects)
         if problem:
@@ -313,7 +315,8 @@ def _proposal_problem(
 
 
 def _invalid(tool: Any, args: dict[str, Any], message: str) -> Block:
-    return Block(str(tool), args, (Reason(ReasonCode.ARGUMENT_INVALID, message),))
+    name = tool if type(tool) is str else shown(tool)
+    return Block(name, args, (Reason(ReasonCode.ARGUMENT_INVALID, message),))
 
 
 def _decide(call: GateCall, facts: ToolFacts, found: Findings) -> Decision:

@@ -32,6 +32,7 @@ __all__ = [
     "checked_mapping",
     "not_plain",
     "plain_state",
+    "shown",
 ]
 
 MAX_DEPTH = 254
@@ -71,7 +72,7 @@ def _where(value: Any, path: str) -> tuple[str, str]:
         if kind is dict:
             for key in value:
                 if type(key) is not str:
-                    return path, f"the key {key!r} is not text ({type(key).__name__})"
+                    return path, f"the key {shown(key)} is not text ({type(key).__name__})"
                 if plain_dumps(key) is None:
                     return path, f"the key {_shown(key)} holds a lone surrogate (not UTF-8)"
             children = [(f"{path}{_field(k)}", v) for k, v in value.items()]
@@ -93,7 +94,7 @@ def _problem(value: Any) -> str:
     if kind is float:
         return f"{value!r} is not a finite number"
     if kind is int:
-        return f"{value} does not fit in 64 bits"
+        return f"an integer of {value.bit_length()} bits does not fit in 64 bits"
     if kind is str:
         return f"the text {_shown(value)} holds a lone surrogate (not UTF-8)"
     for base in (bool, int, float, str, dict, list):
@@ -104,6 +105,19 @@ def _problem(value: Any) -> str:
 
 def _shown(text: str) -> str:
     return json.dumps(text[:40] + ("..." if len(text) > 40 else ""))
+
+
+def shown(value: object) -> str:
+    """``value`` as a message shows it: its ``repr``, cut to 40 characters. Never fails
+    (Python refuses to print an integer past 4,300 digits; a caller's object may refuse
+    too): then its type."""
+    if type(value) is int and value.bit_length() > 128:
+        return f"<an integer of {value.bit_length()} bits>"
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<a {type(value).__name__}>"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _field(key: str) -> str:

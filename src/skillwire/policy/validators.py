@@ -22,6 +22,7 @@ from skillwire.policy.arguments import same_value
 from skillwire.policy.call import GateCall
 from skillwire.policy.compiler import CompiledRule, RuleKind
 from skillwire.policy.decisions import Reason, ReasonCode
+from skillwire.policy.gate_input import shown
 from skillwire.policy.tooling import ToolFacts
 
 __all__ = [
@@ -188,8 +189,8 @@ def _keyed_order(rule: CompiledRule, call: GateCall, facts: ToolFacts, found: Fi
     if not absent:
         missing = [t for t in rule.after if not call.succeeded_with(t, key)]
         if missing:
-            shown = ", ".join(f"{name}={value!r}" for name, value in key)
-            found.block(rule.code, _not_after(facts.name, missing, f" for {shown}"), rule)
+            values = ", ".join(f"{name}={shown(value)}" for name, value in key)
+            found.block(rule.code, _not_after(facts.name, missing, f" for {values}"), rule)
         return
     if any(name not in facts.required for name in absent):
         found.block(
