@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from tests.conftest import ROOT
 
 import skillwire.policy
@@ -37,6 +38,7 @@ def test_the_public_api_is_exported() -> None:
         "CompiledRule",
         "Decision",
         "Gate",
+        "GateInputError",
         "NeedApproval",
         "NeedInput",
         "PreToolGate",
@@ -52,3 +54,15 @@ def test_the_public_api_is_exported() -> None:
     ]
     for name in skillwire.policy.__all__:
         assert getattr(skillwire.policy, name) is not None
+
+
+def test_the_readme_gate_snippet_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Using the gate on its own", 1)[1]
+    (block,) = re.findall(r"```python\n(.*?)```", section.split("\n## ", 1)[0], flags=re.S)
+    promised = re.search(r"#\s*(\S+ \S+)\s*$", block.strip()).group(1)  # type: ignore[union-attr]
+    assert promised == "need_approval APPROVAL_REQUIRED"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(ROOT)
+        exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
+    assert capsys.readouterr().out.strip() == promised

@@ -31,8 +31,10 @@ def test_explain_lists_every_rule_of_the_refund_example(refund_yaml: Path) -> No
     assert "Never process refunds over $500" in lines[line - 1]
     order = by_text[
         "Refund Processing: process_refund runs after verify_identity, check_eligibility"
+        " with the same order_id"
     ]
     assert order["kind"] == "workflow_order"
+    assert order["same"] == ["order_id"]
     assert order["code"] == "WORKFLOW_ORDER"
     kinds = sorted({r["kind"] for r in entry["rules"]})
     assert kinds == [

@@ -358,13 +358,10 @@ def test_gate_error_fails_closed(tmp_path: Path) -> None:
     gate = gate_from(tmp_path, _with_policy("policy: {once_only: {per: order_id}}"))
 
     class Broken:
-        tool = "process_refund"
-        ok = True
-
-        @property
-        def args(self) -> dict[str, object]:
+        def check(self, call: GateCall, facts: object, found: Findings) -> None:
             raise RuntimeError("boom")
 
-    decision = gate.check("process_refund", REFUND, history=[Broken()])  # type: ignore[list-item]
+    gate.validators = (*gate.validators[:3], Broken(), *gate.validators[3:])
+    decision = gate.check("process_refund", REFUND, history=runs("verify_identity"))
     assert codes(decision) == [ReasonCode.GATE_ERROR]
     assert "RuntimeError: boom" in decision.reasons[0].message

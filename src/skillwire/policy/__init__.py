@@ -16,6 +16,7 @@ from skillwire.policy.decisions import (
     ReasonCode,
 )
 from skillwire.policy.gate import Gate, PreToolGate
+from skillwire.policy.gate_input import GateInputError
 from skillwire.policy.workflows import SubGoal, workflows_to_subgoals
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "CompiledRule",
     "Decision",
     "Gate",
+    "GateInputError",
     "NeedApproval",
     "NeedInput",
     "PreToolGate",

@@ -25,13 +25,16 @@ class ToolRun:
 
     ``ok`` is False for a run that failed. Workflow order and ``once_only`` count only
     successful runs; ``max_calls``, ``permanent`` and ``counts`` count every run (a failed
-    call may still have had its effect).
+    call may still have had its effect). ``args`` and ``result`` are plain JSON; the gate
+    checks a run the first time it sees it, so they must not change afterwards.
     """
 
     tool: str
     args: Mapping[str, Any]
     result: Any = None
     ok: bool = True
+    _plain: bool = field(default=False, init=False, repr=False, compare=False)
+    """Set by the gate once it has found the run plain JSON (not walked again)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The form conditions read: ``{tool, args, result, ok}``."""
@@ -41,11 +44,16 @@ class ToolRun:
 
 @dataclass(frozen=True, slots=True)
 class ApprovalGrant:
-    """An approval given by ``role`` for exactly these arguments of ``tool``."""
+    """An approval given by ``role`` for exactly these arguments of ``tool``.
+
+    Like a :class:`ToolRun`, a record: the gate checks it once and its ``args`` must
+    not change afterwards."""
 
     tool: str
     args: Mapping[str, Any]
     role: str
+    _plain: bool = field(default=False, init=False, repr=False, compare=False)
+    """Set by the gate once it has found the grant plain JSON (not walked again)."""
 
 
 def _canonical(value: Any) -> Any:
@@ -125,6 +133,15 @@ class GateCall:
     def succeeded(self, tool: str) -> list[ToolRun]:
         """Successful earlier runs of ``tool``."""
         return [run for run in self.history if run.ok and run.tool == tool]
+
+    def succeeded_with(self, tool: str, key: Sequence[tuple[str, Any]]) -> bool:
+        """Whether ``tool`` ran successfully with these argument values (JSON equality)."""
+        for run in self.history:
+            if run.ok and run.tool == tool:
+                args = run.args
+                if all(same_value(args.get(name), value) for name, value in key):
+                    return True
+        return False
 
     def runs(self, tool: str) -> list[ToolRun]:
         """Every earlier run of ``tool``, successful or not."""

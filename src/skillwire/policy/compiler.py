@@ -595,21 +595,31 @@ def _escalation(b: _Builder) -> None:
 
 
 def _workflows(b: _Builder) -> None:
+    """One order rule per step (after the first) of each required workflow; a step bound
+    by ``same`` gets one rule per set of its arguments that the earlier tools take
+    (``fields``: the arguments an earlier run must share with the call)."""
     for wi, wf in enumerate(b.skill.policy.workflows):
         if not wf.required:
             continue
-        done: list[str] = []
+        done: list[Tool] = []
         for si, step in enumerate(wf.steps):
             tool = workflow_step_tool(b.skill, step)
-            if tool is None or tool.name in done:
+            if tool is None or any(t.name == tool.name for t in done):
                 continue  # a tool named again later adds no order (it would deadlock)
-            if done:
+            keys = wf.keys(step)
+            groups: dict[tuple[str, ...], list[str]] = {}
+            for earlier in done:
+                taken = set(earlier.input_names())
+                groups.setdefault(tuple(k for k in keys if k in taken), []).append(earlier.name)
+            for same, after in groups.items():
                 b.add(
                     RuleKind.WORKFLOW_ORDER,
-                    f"{wf.key()}: {tool.name} runs after {', '.join(done)}",
+                    f"{wf.key()}: {tool.name} runs after {', '.join(after)}"
+                    + (f" with the same {', '.join(same)}" if same else ""),
                     [tool.name],
                     ("policy", "workflows", wi, "steps", si),
                     ReasonCode.WORKFLOW_ORDER,
-                    after=tuple(done),
+                    after=tuple(after),
+                    fields=same,
                 )
-            done.append(tool.name)
+            done.append(tool)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillwire.policy.access import BasePolicy
-from skillwire.policy.compiler import MAX_TEXT_RULES
+from skillwire.policy.compiler import MAX_TEXT_RULES, RuleKind
 from skillwire.policy.gate import Gate
 from skillwire.skills.model import Skill
 
@@ -13,7 +13,8 @@ __all__ = ["explain_skill"]
 
 
 def explain_skill(skill: Skill, base: BasePolicy | None = None) -> dict[str, Any]:
-    """Every compiled rule (kind, scope, CEL, source) and every text rule of ``skill``."""
+    """Every compiled rule (kind, scope, CEL, the arguments a workflow step is bound by,
+    source) and every text rule of ``skill``."""
     gate = Gate.for_skill(skill, base=base)
     policy = gate.policy
     rules: list[dict[str, Any]] = []
@@ -25,6 +26,7 @@ def explain_skill(skill: Skill, base: BasePolicy | None = None) -> dict[str, Any
                 "tools": list(rule.tools) or ["(every tool)"],
                 "expression": rule.condition.expression if rule.condition else None,
                 "approver": rule.approver,
+                "same": list(rule.fields) if rule.kind is RuleKind.WORKFLOW_ORDER else [],
                 "code": str(rule.code),
                 "source": str(rule.source),
                 "origin": rule.origin,
@@ -41,6 +43,7 @@ def explain_skill(skill: Skill, base: BasePolicy | None = None) -> dict[str, Any
                 "tools": [],
                 "expression": None,
                 "approver": None,
+                "same": [],
                 "code": "",
                 "source": str(text.source),
                 "origin": text.origin,

@@ -43,6 +43,15 @@ from skillwire.policy.decisions import (
     Reason,
     ReasonCode,
 )
+from skillwire.policy.gate_input import (
+    GateInputError,
+    as_mapping,
+    checked_grants,
+    checked_history,
+    not_plain,
+    plain_state,
+    shown,
+)
 from skillwire.policy.tooling import ToolFacts
 from skillwire.policy.validators import (
     Admissibility,
@@ -159,29 +168,47 @@ class Gate:
         far; ``inputs`` what the user gave when asked (dotted paths allowed);
         ``stated_tool``, ``stated_args`` and ``effects`` what the proposal says about
         itself (checked for consistency and against ``allowed_state_changes``).
+
+        Raises :class:`~skillwire.policy.gate_input.GateInputError` when what the caller
+        keeps about the job (``context``, ``entities``, ``history``, ``inputs``,
+        ``approvals``, ``intent``) is not plain JSON; a proposal that is not is blocked.
         """
+        context = as_mapping(context, "context")
+        entities = as_mapping(entities, "entities")
+        inputs = as_mapping(inputs, "inputs")
+        history = checked_history(history)
+        approvals = checked_grants(approvals)
+        if intent is not None and type(intent) is not str:
+            raise GateInputError("intent", f"expected text, got {type(intent).__name__}")
         if not isinstance(args, Mapping) and args is not None:
+            plain_state(context, entities, inputs, _EMPTY)
             return _invalid(tool, {}, f"arguments must be an object, got {type(args).__name__}")
         call_args = dict(args or {})
-        bad = [k for k in call_args if type(k) is not str]
-        if bad:
-            return _invalid(tool, call_args, f"argument name {bad[0]!r} is not a string")
-        facts = self.facts(tool) if isinstance(tool, str) else None
+        plain_args = plain_state(context, entities, inputs, call_args)
+        if not plain_args:
+            bad = [k for k in call_args if type(k) is not str]
+            if bad:
+                return _invalid(tool, call_args, f"argument name {shown(bad[0])} is not a string")
+        facts = self.facts(tool) if type(tool) is str else None
         if facts is None:
             known = ", ".join(self._facts) or "none"
+            name = tool if type(tool) is str else shown(tool)
             return Block(
-                str(tool),
+                name,
                 call_args,
-                (Reason(ReasonCode.UNKNOWN_TOOL, f"no tool named '{tool}' (known: {known})"),),
+                (Reason(ReasonCode.UNKNOWN_TOOL, f"no tool named '{name}' (known: {known})"),),
             )
+        problem = _proposal_problem(plain_args, call_args, stated_tool, stated_args, effects)
+        if problem:
+            return _invalid(facts.name, call_args, problem)
         try:
             call = GateCall(
                 tool,
                 call_args,
-                entities or _EMPTY,
-                context or _EMPTY,
+                entities,
+                context,
                 self._canonical_history(history),
-                inputs or _EMPTY,
+                inputs,
                 self._canonical_grants(approvals),
                 intent,
                 stated_tool,
@@ -259,8 +286,37 @@ def _counted(rules: Sequence[CompiledRule], names: Mapping[str, str]) -> frozens
     )
 
 
+def _proposal_problem(
+    plain_args: bool,
+    args: dict[str, Any],
+    stated_tool: object,
+    stated_args: object,
+    effects: object,
+) -> str | None:
+    """What in the proposal is not plain JSON (the gate does not decide on it), or None."""
+    if not plain_args:
+        path, problem = not_plain(args, "args") or ("args", "not plain JSON")
+        return f"{path.removeprefix('args.')}: {problem}"
+    if stated_tool is not None and type(stated_tool) is not str:
+        return f"stated_tool: expected text, got {type(stated_tool).__name__}"
+    if stated_args is not None:
+        if not isinstance(stated_args, Mapping):
+            return f"stated_args: expected a JSON object, got {type(stated_args).__name__}"
+        found = not_plain(dict(stated_args), "stated_args")
+        if found is not None:
+            return f"{found[0]}: {found[1]}"
+    if effects:
+        if isinstance(effects, str) or not isinstance(effects, Sequence):
+            return f"effects: expected a list, got {type(effects).__name__}"
+        for i, effect in enumerate(effects):
+            if type(effect) is not str:
+                return f"effects[{i}]: expected text, got {type(effect).__name__}"
+    return None
+
+
 def _invalid(tool: Any, args: dict[str, Any], message: str) -> Block:
-    return Block(str(tool), args, (Reason(ReasonCode.ARGUMENT_INVALID, message),))
+    name = tool if type(tool) is str else shown(tool)
+    return Block(name, args, (Reason(ReasonCode.ARGUMENT_INVALID, message),))
 
 
 def _decide(call: GateCall, facts: ToolFacts, found: Findings) -> Decision:

@@ -22,6 +22,7 @@ from skillwire.policy.arguments import same_value
 from skillwire.policy.call import GateCall
 from skillwire.policy.compiler import CompiledRule, RuleKind
 from skillwire.policy.decisions import Reason, ReasonCode
+from skillwire.policy.gate_input import shown
 from skillwire.policy.tooling import ToolFacts
 
 __all__ = [
@@ -155,18 +156,16 @@ class Admissibility:
 
 
 class Feasibility:
-    """Workflow order and tool preconditions."""
+    """Workflow order (by key, for steps bound by ``same``) and tool preconditions."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
         for rule in facts.rules_of(RuleKind.WORKFLOW_ORDER):
+            if rule.fields:
+                _keyed_order(rule, call, facts, found)
+                continue
             missing = [t for t in rule.after if not call.succeeded(t)]
             if missing:
-                found.block(
-                    rule.code,
-                    f"{facts.name} cannot run before {', '.join(missing)} "
-                    f"{'has' if len(missing) == 1 else 'have'} run successfully",
-                    rule,
-                )
+                found.block(rule.code, _not_after(facts.name, missing), rule)
         for rule in facts.rules_of(RuleKind.PRECONDITION):
             try:
                 verdict = holds(rule, call, facts)
@@ -175,6 +174,37 @@ class Feasibility:
                 continue
             if verdict is False:
                 found.block(rule.code, f"precondition not met: {rule.text}", rule)
+
+
+def _not_after(tool: str, missing: list[str], key: str = "") -> str:
+    verb = "has" if len(missing) == 1 else "have"
+    return f"{tool} cannot run before {', '.join(missing)} {verb} run successfully{key}"
+
+
+def _keyed_order(rule: CompiledRule, call: GateCall, facts: ToolFacts, found: Findings) -> None:
+    """A step bound by ``same``: the earlier steps must have run successfully with the
+    same values of the rule's arguments as this call."""
+    key = [(name, call.args.get(name)) for name in rule.fields]
+    absent = [name for name, value in key if value is None]
+    if not absent:
+        missing = [t for t in rule.after if not call.succeeded_with(t, key)]
+        if missing:
+            values = ", ".join(f"{name}={shown(value)}" for name, value in key)
+            found.block(rule.code, _not_after(facts.name, missing, f" for {values}"), rule)
+        return
+    if any(name not in facts.required for name in absent):
+        found.block(
+            rule.code,
+            f"{facts.name} needs {', '.join(absent)}: the workflow runs it after "
+            f"{', '.join(rule.after)} with the same {', '.join(rule.fields)}",
+            rule,
+        )
+        return
+    # A required value is asked for first, and the order checked again with it; but a
+    # step that has not run for any value cannot be followed, whatever the value.
+    missing = [t for t in rule.after if not call.succeeded(t)]
+    if missing:
+        found.block(rule.code, _not_after(facts.name, missing), rule)
 
 
 class Institutional:

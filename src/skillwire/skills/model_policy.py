@@ -7,7 +7,7 @@ strings here; the loader compiles them and keeps the compiled form beside the mo
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -65,6 +65,16 @@ class Guardrails(SkillPart):
     """Things the agent must always do."""
 
 
+_ArgumentName = Annotated[str, Field(min_length=1)]
+"""The name of a tool argument."""
+
+
+def _names(same: str | list[str] | None) -> tuple[str, ...]:
+    if same is None:
+        return ()
+    return (same,) if isinstance(same, str) else tuple(dict.fromkeys(same))
+
+
 class WorkflowStep(SkillPart):
     """A workflow step written as an object instead of a plain name."""
 
@@ -74,6 +84,9 @@ class WorkflowStep(SkillPart):
     """The tool the step calls; a step that names a tool is ordered mechanically."""
     description: str = ""
     """What the step does."""
+    same: _ArgumentName | list[_ArgumentName] | None = None
+    """Replaces the workflow's ``same`` for this step: the arguments (one name or a list)
+    by which this step's call follows the earlier steps; ``[]`` leaves it unbound."""
 
 
 class Workflow(SkillPart):
@@ -91,12 +104,25 @@ class Workflow(SkillPart):
     """The steps, in order: tool names, or conversational steps for the planner."""
     required: bool = False
     """When true, a step's tool cannot run before the earlier steps' tools have run."""
+    same: _ArgumentName | list[_ArgumentName] | None = None
+    """Binds the steps by these arguments (one name, e.g. ``order_id``, or a list): a
+    step's call follows an earlier step only through a successful run of that step's
+    tool made with the same values, so verifying order A does not let order B be
+    refunded. Every tool step must take these arguments (a step may give its own
+    ``same``)."""
     on_deviation: Any = None
     """What to do on deviation, as authoring tools write it (not enforced)."""
 
     def key(self) -> str:
         """The name a job uses for this workflow: ``name``, else ``id``."""
         return self.name or self.id or "workflow"
+
+    def keys(self, step: str | WorkflowStep | None = None) -> tuple[str, ...]:
+        """The arguments that bind ``step`` to the earlier steps (its own ``same``, else
+        the workflow's); without a step, the workflow's."""
+        if isinstance(step, WorkflowStep) and step.same is not None:
+            return _names(step.same)
+        return _names(self.same)
 
 
 class Approval(SkillPart):

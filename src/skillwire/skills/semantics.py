@@ -385,6 +385,58 @@ def _check_workflows(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
             yield _warn(
                 locate, ("policy", "workflows", wi), "workflow has no steps", "empty-workflow"
             )
+        yield from _check_workflow_keys(skill, locate, wi)
+
+
+def _check_workflow_keys(skill: DomainFile, locate: Locate, wi: int) -> Iterator[SkillIssue]:
+    """``same``: every tool step takes the arguments that bind it (a misspelt or missing
+    one would leave the step unbound), and a step's own ``same`` binds some earlier step."""
+    wf = skill.policy.workflows[wi]
+    base: FieldPath = ("policy", "workflows", wi)
+    lacking: dict[str, list[str]] = {}
+    earlier: list[set[str] | None] = []
+    for si, step in enumerate(wf.steps):
+        tool = workflow_step_tool(skill, step)
+        if tool is None:
+            continue
+        names = input_names(tool)
+        own = isinstance(step, WorkflowStep) and step.same is not None
+        for key in wf.keys(step):
+            if names is not None and key not in names and not own:
+                lacking.setdefault(key, []).append(tool.name)
+            elif names is not None and key not in names:
+                yield _error(
+                    locate,
+                    (*base, "steps", si, "same"),
+                    f"step {si + 1} binds by {key} (same), but its tool {tool.name} has no "
+                    f"{key} input",
+                    "unknown-input",
+                )
+            elif own and earlier and all(n is not None and key not in n for n in earlier):
+                yield _error(
+                    locate,
+                    (*base, "steps", si, "same"),
+                    f"step {si + 1} binds by {key} (same), but no earlier step's tool takes "
+                    f"{key}: it would bind nothing",
+                    "unknown-input",
+                )
+        earlier.append(set(names) if names is not None else None)
+    for key, tools in lacking.items():
+        yield _error(
+            locate,
+            (*base, "same"),
+            f"workflow '{wf.key()}' binds its steps by {key} (same), but "
+            f"{', '.join(tools)} {'has' if len(tools) == 1 else 'have'} no {key} input",
+            "unknown-input",
+            hint="give such a step its own same; same: [] leaves it unbound",
+        )
+    if wf.same is not None and not wf.required:
+        yield _warn(
+            locate,
+            (*base, "same"),
+            "same binds the order of a required workflow only: this one is not required",
+            "not-enforced",
+        )
 
 
 def _spelling(name: str) -> str:

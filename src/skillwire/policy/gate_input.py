@@ -1,0 +1,251 @@
+"""What the gate accepts: plain JSON values, and where a value that is not one sits.
+
+A value is plain JSON when it is made of the exact JSON types (see
+:mod:`skillwire.core.plainjson`, whose check this module uses): no subclass (an ``int``
+whose ``__eq__`` says yes to everything would match any grant or key), no NaN or
+infinity (``amount > inf`` is never true), no tuple, set or object, keys that are text,
+text that is UTF-8 (no lone surrogate), integers within 64 bits, containers nested at
+most :data:`MAX_DEPTH` deep.
+
+What the caller keeps about the job (history, grants, context, entities, inputs, intent)
+that is not plain JSON is a caller's bug: :class:`GateInputError` is raised, naming the
+path (``history[1].result.total``). The proposal (tool, arguments, stated tool and
+arguments, effects) comes from a model: a value in it that is not plain JSON blocks the
+call instead (see :meth:`skillwire.policy.Gate.check`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from skillwire.core.plainjson import plain_dumps
+from skillwire.policy.call import ApprovalGrant, ToolRun
+
+__all__ = [
+    "MAX_DEPTH",
+    "GateInputError",
+    "as_mapping",
+    "checked_grants",
+    "checked_history",
+    "checked_mapping",
+    "not_plain",
+    "plain_state",
+    "shown",
+]
+
+MAX_DEPTH = 254
+"""Containers nested deeper than this are refused (orjson's limit, which plain JSON
+values share with the store)."""
+
+_EMPTY: Mapping[str, Any] = {}
+_LISTS = (list, tuple)
+
+
+class GateInputError(TypeError, ValueError):
+    """A value given to the gate about the job is not plain JSON, or not of the gate's
+    types: a bug of the caller, raised instead of deciding on a value that could lie.
+
+    Both a ``TypeError`` (a subclass, a tuple, an object) and a ``ValueError`` (NaN, a
+    lone surrogate), so that either ``except`` catches it. ``path`` says where the value
+    is (``history[1].result.total``); ``problem`` what is wrong with it.
+    """
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+def not_plain(value: Any, path: str) -> tuple[str, str] | None:
+    """None when ``value`` is plain JSON; else where the first problem is (a path below
+    ``path``) and what it is."""
+    return None if plain_dumps(value) is not None else _where(value, path)
+
+
+def _where(value: Any, path: str) -> tuple[str, str]:
+    """Walk down to the first part that is not plain (called only for such a value):
+    one path from the top, each step asking the plain-JSON check about the children."""
+    for depth in range(MAX_DEPTH + 1):
+        kind = type(value)
+        if kind is dict:
+            for key in value:
+                if type(key) is not str:
+                    return path, f"the key {shown(key)} is not text ({type(key).__name__})"
+                if plain_dumps(key) is None:
+                    return path, f"the key {_shown(key)} holds a lone surrogate (not UTF-8)"
+            children = [(f"{path}{_field(k)}", v) for k, v in value.items()]
+        elif kind is list:
+            children = [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            return path, _problem(value)
+        if depth == MAX_DEPTH:
+            break
+        found = next(((p, v) for p, v in children if plain_dumps(v) is None), None)
+        if found is None:  # each child is plain, so only the nesting is too deep
+            break
+        path, value = found
+    return path, f"containers are nested deeper than {MAX_DEPTH} levels"
+
+
+def _problem(value: Any) -> str:
+    kind = type(value)
+    if kind is float:
+        return f"{value!r} is not a finite number"
+    if kind is int:
+        return f"an integer of {value.bit_length()} bits does not fit in 64 bits"
+    if kind is str:
+        return f"the text {_shown(value)} holds a lone surrogate (not UTF-8)"
+    for base in (bool, int, float, str, dict, list):
+        if isinstance(value, base):
+            return f"{kind.__name__} is a subclass of {base.__name__}, not plain JSON"
+    return f"{kind.__name__} is not a JSON type"
+
+
+def _shown(text: str) -> str:
+    return json.dumps(text[:40] + ("..." if len(text) > 40 else ""))
+
+
+def shown(value: object) -> str:
+    """``value`` as a message shows it: its ``repr``, cut to 40 characters. Never fails
+    (Python refuses to print an integer past 4,300 digits; a caller's object may refuse
+    too): then its type."""
+    if type(value) is int and value.bit_length() > 128:
+        return f"<an integer of {value.bit_length()} bits>"
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<a {type(value).__name__}>"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _field(key: str) -> str:
+    return f".{key}" if key.isidentifier() else f"[{json.dumps(key)}]"
+
+
+def as_mapping(value: Mapping[str, Any] | None, path: str) -> Mapping[str, Any]:
+    """``value`` as a dict (None is empty; another kind of mapping is copied, and the gate
+    reads the copy), or :class:`GateInputError`. Its values are not looked at."""
+    if value is None:
+        return _EMPTY
+    if type(value) is not dict:
+        if not isinstance(value, Mapping):
+            raise GateInputError(path, f"expected a JSON object, got {type(value).__name__}")
+        value = dict(value)
+    return value
+
+
+def checked_mapping(value: Mapping[str, Any] | None, path: str) -> Mapping[str, Any]:
+    """:func:`as_mapping`, its values plain JSON, or :class:`GateInputError`."""
+    value = as_mapping(value, path)
+    if value and plain_dumps(value) is None:
+        raise GateInputError(*_where(value, path))
+    return value
+
+
+def plain_state(
+    context: Mapping[str, Any],
+    entities: Mapping[str, Any],
+    inputs: Mapping[str, Any],
+    args: Mapping[str, Any],
+) -> bool:
+    """Whether the proposal's ``args`` are plain JSON, once the job's ``context``,
+    ``entities`` and ``inputs`` are (else :class:`GateInputError`). One walk over all
+    four in the common case where each is."""
+    if plain_dumps([context, entities, inputs, args]) is not None:
+        return True
+    for path, part in (("context", context), ("entities", entities), ("inputs", inputs)):
+        if part and plain_dumps(part) is None:
+            raise GateInputError(*_where(part, path))
+    return not args or plain_dumps(args) is not None  # (the list adds a level of nesting)
+
+
+def checked_history(history: Sequence[ToolRun]) -> Sequence[ToolRun]:
+    """``history``, every run a :class:`ToolRun` of plain JSON, or :class:`GateInputError`.
+
+    A run found plain is marked and not walked again when it comes back (the engine and
+    most callers pass the same runs on every call): a run's ``args`` and ``result`` are
+    a record of what happened and must not be changed afterwards. A run whose ``args``
+    is another kind of mapping than a dict is read as a copy.
+    """
+    if type(history) not in _LISTS:
+        _sequence(history, "history")
+    for run in history:
+        if type(run) is not ToolRun or not run._plain:
+            break
+    else:
+        return history  # every run seen before: the common case, kept cheap
+    copied: list[ToolRun] | None = None
+    for i, given in enumerate(history):
+        run = given if type(given) is ToolRun and given._plain else _checked_run(given, i)
+        if run is not given and copied is None:
+            copied = list(history[:i])
+        if copied is not None:
+            copied.append(run)
+    return history if copied is None else copied
+
+
+def _checked_run(run: object, i: int) -> ToolRun:
+    """``run`` checked and marked (a copy when its ``args`` is not a dict), or
+    :class:`GateInputError`."""
+    if (
+        type(run) is ToolRun
+        and type(run.tool) is str
+        and type(run.ok) is bool
+        and type(run.args) is dict
+        and plain_dumps([run.args, run.result]) is not None
+    ):
+        object.__setattr__(run, "_plain", True)  # one walk over both: the common case
+        return run
+    where = f"history[{i}]"
+    if type(run) is not ToolRun:
+        raise GateInputError(where, f"expected a ToolRun, got {type(run).__name__}")
+    if type(run.tool) is not str:
+        raise GateInputError(f"{where}.tool", f"expected text, got {type(run.tool).__name__}")
+    if type(run.ok) is not bool:
+        raise GateInputError(f"{where}.ok", f"expected a bool, got {type(run.ok).__name__}")
+    args = checked_mapping(run.args, f"{where}.args")
+    if plain_dumps([run.result]) is None:
+        raise GateInputError(*_where(run.result, f"{where}.result"))
+    if args is not run.args:
+        run = ToolRun(run.tool, args, run.result, run.ok)
+    object.__setattr__(run, "_plain", True)
+    return run
+
+
+def checked_grants(grants: Sequence[ApprovalGrant]) -> Sequence[ApprovalGrant]:
+    """``grants``, each an :class:`ApprovalGrant` of plain JSON, or
+    :class:`GateInputError`; marked as :func:`checked_history` marks runs."""
+    if not grants:
+        return grants
+    if type(grants) not in _LISTS:
+        _sequence(grants, "approvals")
+    copied: list[ApprovalGrant] | None = None
+    for i, given in enumerate(grants):
+        grant = given if type(given) is ApprovalGrant and given._plain else _checked_grant(given, i)
+        if grant is not given and copied is None:
+            copied = list(grants[:i])
+        if copied is not None:
+            copied.append(grant)
+    return grants if copied is None else copied
+
+
+def _checked_grant(grant: object, i: int) -> ApprovalGrant:
+    where = f"approvals[{i}]"
+    if type(grant) is not ApprovalGrant:
+        raise GateInputError(where, f"expected an ApprovalGrant, got {type(grant).__name__}")
+    for name in ("tool", "role"):
+        text = getattr(grant, name)
+        if type(text) is not str:
+            raise GateInputError(f"{where}.{name}", f"expected text, got {type(text).__name__}")
+    args = checked_mapping(grant.args, f"{where}.args")
+    if args is not grant.args:
+        grant = ApprovalGrant(grant.tool, args, grant.role)
+    object.__setattr__(grant, "_plain", True)
+    return grant
+
+
+def _sequence(value: object, path: str) -> None:
+    if not isinstance(value, Sequence) or isinstance(value, str | bytes):
+        raise GateInputError(path, f"expected a list, got {type(value).__name__}")
