@@ -73,6 +73,7 @@ __all__ = [
     "ConflictError",
     "ControlFlowSignal",
     "ForbiddenError",
+    "GateInputError",
     "IncompleteScriptError",
     "JobStateTooNewError",
     "ModelConfigError",
@@ -151,6 +152,21 @@ class ForbiddenError(UsageError):
 
 class ConflictError(UsageError):
     """The job is not in a state that allows this, or it changed meanwhile."""
+
+
+class GateInputError(UsageError, TypeError, ValueError):
+    """A value given to the gate about the job is not plain JSON, or not of the gate's
+    types: a bug of the caller, raised instead of deciding on a value that could lie.
+
+    Both a ``TypeError`` (a subclass, a tuple, an object) and a ``ValueError`` (NaN, a
+    lone surrogate), so that either ``except`` catches it. ``path`` says where the value
+    is (``history[1].result.total``); ``problem`` what is wrong with it.
+    """
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
 
 
 class RequestTooLargeError(UsageError):

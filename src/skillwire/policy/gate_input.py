@@ -20,6 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from skillwire.core.errors import GateInputError
 from skillwire.core.plainjson import plain_dumps
 from skillwire.policy.call import ApprovalGrant, ToolRun
 
@@ -41,21 +42,6 @@ values share with the store)."""
 
 _EMPTY: Mapping[str, Any] = {}
 _LISTS = (list, tuple)
-
-
-class GateInputError(TypeError, ValueError):
-    """A value given to the gate about the job is not plain JSON, or not of the gate's
-    types: a bug of the caller, raised instead of deciding on a value that could lie.
-
-    Both a ``TypeError`` (a subclass, a tuple, an object) and a ``ValueError`` (NaN, a
-    lone surrogate), so that either ``except`` catches it. ``path`` says where the value
-    is (``history[1].result.total``); ``problem`` what is wrong with it.
-    """
-
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
-        self.path = path
-        self.problem = problem
 
 
 def not_plain(value: Any, path: str) -> tuple[str, str] | None:
