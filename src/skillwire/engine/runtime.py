@@ -20,8 +20,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
-
 from skillwire.core.chat import ChatModel
 from skillwire.core.issues import ConflictError, ForbiddenError, NotFoundError, UsageError
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
@@ -33,6 +31,7 @@ from skillwire.engine.state import JobState
 from skillwire.engine.turns import Turn, Turns
 from skillwire.policy.access import BasePolicy
 from skillwire.policy.gate import Gate
+from skillwire.policy.json_schema import schema_validator
 from skillwire.skills.model import Skill
 from skillwire.tools import Executors
 
@@ -297,7 +296,7 @@ class Runtime:
                 continue
             schema = waiting.field_schemas.get(name) or {}
             errors = sorted(
-                Draft202012Validator(schema).iter_errors(values[name]), key=lambda e: e.message
+                schema_validator(schema).iter_errors(values[name]), key=lambda e: e.message
             )
             if errors:
                 problems.append(f"{name}: {errors[0].message}")

@@ -16,6 +16,7 @@ from skillwire.policy.decisions import (
     ReasonCode,
 )
 from skillwire.policy.gate import Gate, PreToolGate
+from skillwire.policy.json_schema import schema_validator
 from skillwire.policy.workflows import SubGoal, workflows_to_subgoals
 
 __all__ = [
@@ -39,5 +40,6 @@ __all__ = [
     "apply_plan",
     "compile_policy",
     "load_base_policy",
+    "schema_validator",
     "workflows_to_subgoals",
 ]
