@@ -12,9 +12,10 @@ What a pattern means, as JSON Schema users expect (ECMA-262):
   newline: ``^ORD-[0-9]{5}$`` rejects ``"ORD-12345\\n"``;
 * the syntax is RE2's, which covers what JSON Schema patterns use; the ECMA-262 escape
   ``\\uXXXX`` (a surrogate pair written as two of them included) is read as the
-  character it names; ``\\d``, ``\\w``, ``\\s`` and ``\\b`` are ASCII, ``\\pL`` and the
-  other Unicode classes are there for the rest; a value is text, matched character by
-  character.
+  character it names; ``\\d``, ``\\w`` and ``\\b`` are ASCII, ``\\pL`` and the other
+  Unicode classes are there for the rest; a value is text, matched character by
+  character. Where RE2 still differs from ECMA-262: ``\\s`` is ASCII whitespace only,
+  and ``.`` excludes only ``\\n``.
 
 Patterns run on RE2 (the ``google-re2`` package), whose matching time is linear in the
 value's length whatever the pattern (and which releases the GIL while it matches): no
