@@ -452,6 +452,8 @@ ELIGIBLE = "history.exists(h, h.tool == 'check_eligibility' && amount > h.result
         ("not force", {"force": False}, True),
         ("force == 1", {"force": True}, False),
         ("a.missing == 1 && false", {"a": {}}, False),
+        ("code.matches('^ORD-[0-9]{5}$')", {"code": "ORD-12345"}, True),
+        ("code.matches(p)", {"code": "ORD-1", "p": "[0-9]$"}, True),
     ],
 )
 def test_the_fast_path_answers_the_common_shapes(
@@ -465,7 +467,7 @@ def test_the_fast_path_answers_the_common_shapes(
     "source",
     [
         "amount * 2 > total",
-        "name.matches('^a')",
+        "name.matches('^' + prefix)",
         "int(amount) > 5",
         "context == {'tier': 'vip'}",
         "type(x) == list",

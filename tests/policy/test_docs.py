@@ -50,6 +50,7 @@ def test_the_public_api_is_exported() -> None:
         "apply_plan",
         "compile_policy",
         "load_base_policy",
+        "schema_validator",
         "workflows_to_subgoals",
     ]
     for name in skillwire.policy.__all__:

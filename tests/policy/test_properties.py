@@ -11,6 +11,7 @@ Whatever the proposal:
   earlier steps ran for;
 - a call missing a required input, or needing an approval not granted, is never allowed;
 - an allowed call's arguments satisfy the tool's schema;
+- no value with a trailing newline passes an anchored pattern (``^...$``);
 - the gate never raises and always gives its reasons;
 - applying a tool-access plan twice equals applying it once;
 - a merged policy is never weaker than the base.
@@ -27,7 +28,6 @@ from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from jsonschema import Draft202012Validator
 
 from skillwire.policy import (
     ApprovalGrant,
@@ -37,6 +37,7 @@ from skillwire.policy import (
     ReasonCode,
     ToolRun,
     apply_plan,
+    schema_validator,
 )
 from skillwire.policy.access import AccessState, merge_access
 from skillwire.skills import Skill, load_skill
@@ -51,6 +52,16 @@ TOOL_NAMES = [f"tool_{i}" for i in range(8)]
 FIELDS = ["amount", "count", "code", "flag", "note"]
 TYPES = ["string", "number", "integer", "boolean"]
 ROLES = ["supervisor", "manager", "finance"]
+ANCHORED = [
+    "^ORD-[0-9]{1,5}$",
+    "^[A-Z]+$",
+    "^.*$",
+    "^\\w+$",
+    "^(?:x|ORD-1)$",
+    "^[^\\n]*$",
+    "^(a+)+$",
+]
+"""Anchored patterns none of whose characters can be a newline."""
 
 
 @dataclass
@@ -71,6 +82,9 @@ def tool_specs(draw: st.DrawFn, name: str) -> dict[str, Any]:
         {"name": n, "type": draw(st.sampled_from(TYPES)), "required": draw(st.booleans())}
         for n in names
     ]
+    for field_spec in inputs:
+        if field_spec["type"] == "string" and draw(st.booleans()):
+            field_spec["pattern"] = draw(st.sampled_from(ANCHORED))
     policy: dict[str, Any] = {"allowed": draw(st.sampled_from(["always", "always", "never"]))}
     approval = draw(st.sampled_from(["never", "never", "always", "conditional"]))
     numeric = [i["name"] for i in inputs if i["type"] in ("number", "integer")]
@@ -95,7 +109,9 @@ def tool_specs(draw: st.DrawFn, name: str) -> dict[str, Any]:
         spec["inputSchema"] = {
             "type": "object",
             "required": [i["name"] for i in inputs if i["required"]],
-            "properties": {i["name"]: {"type": i["type"]} for i in inputs},
+            "properties": {
+                i["name"]: {k: v for k, v in i.items() if k in ("type", "pattern")} for i in inputs
+            },
         }
     return spec
 
@@ -138,7 +154,7 @@ PLAIN_VALUES = st.one_of(
     st.booleans(),
     st.integers(-10, 10),
     st.floats(-10, 10, allow_nan=False),
-    st.sampled_from(["", "x", "750", "ORD-1", "true"]),
+    st.sampled_from(["", "x", "750", "ORD-1", "true", "ORD-1\n", "x\n", "a" * 30 + "!"]),
     st.lists(st.integers(0, 3), max_size=2),
 )
 """Values a job's state may hold (the gate refuses the rest: see test_plain_state)."""
@@ -237,7 +253,10 @@ def test_mechanical_guarantees_hold_for_any_proposal(data: st.DataObject, skill:
         if decision.allowed:
             present = {k: v for k, v in p.args.items() if v is not None}
             strict = {**schema, "additionalProperties": False}
-            assert not list(Draft202012Validator(strict).iter_errors(present)), p.args
+            assert not list(schema_validator(strict).iter_errors(present)), p.args
+            patterned = {k for k, v in schema.get("properties", {}).items() if "pattern" in v}
+            for key in patterned & present.keys():
+                assert not str(present[key]).endswith("\n"), p.args
 
 
 @SETTINGS
@@ -248,6 +267,36 @@ def test_the_same_proposal_gets_the_same_decision(data: st.DataObject, skill: Sk
     p = data.draw(proposals(skill))
     first, second = check(gate, p), check(gate, p)
     assert first == second or (first.kind, first.reasons) == (second.kind, second.reasons)
+
+
+@SETTINGS
+@given(
+    pattern=st.sampled_from(ANCHORED),
+    value=st.text(max_size=10),
+    ending=st.sampled_from(["\n", "\r\n", "\n\n", " \n"]),
+    form=st.sampled_from(["inputs", "inputSchema", "jsonschema"]),
+)
+def test_no_value_with_a_trailing_newline_passes_an_anchored_pattern(
+    pattern: str, value: str, ending: str, form: str
+) -> None:
+    field: dict[str, Any] = {"type": "string", "pattern": pattern}
+    if form == "jsonschema":
+        field["not"] = {"const": "never"}  # a keyword the fast checker leaves to jsonschema
+    tool: dict[str, Any] = {"name": "t"}
+    if form == "inputs":
+        tool["inputs"] = [{"name": "code", "required": True, **field}]
+    else:
+        tool["inputSchema"] = {
+            "type": "object",
+            "required": ["code"],
+            "properties": {"code": field},
+        }
+    with tempfile.TemporaryDirectory() as tmp:
+        gate = Gate.for_skill(load(SkillData({"id": "p", "tools": [tool]}, fmt="json"), Path(tmp)))
+    decision = gate.check("t", {"code": value + ending})
+    assert not decision.allowed, (pattern, value + ending)
+    assert [r.code for r in decision.reasons] == [ReasonCode.ARGUMENT_INVALID]
+    assert list(schema_validator(field).iter_errors(value + ending))
 
 
 PATHS = [

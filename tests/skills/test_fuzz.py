@@ -524,12 +524,14 @@ def load_package_with(folder: Path, name: str, change: Callable[[Any], None]) ->
     ("schema", "where"),
     [
         ({"type": "object", "properties": {"x": {"pattern": "(" * 3000}}}, "x.pattern"),
-        ({"type": "object", "properties": {"x": {"pattern": "(" * 2000 + ")" * 2000}}}, "pattern"),
-        ({"type": "object", "patternProperties": {"(" * 2000 + ")" * 2000: {}}}, "(((("),
+        ({"type": "object", "properties": {"x": {"pattern": "(" * 2000 + ")" * 1999}}}, "pattern"),
+        ({"type": "object", "patternProperties": {"(" * 2000 + ")" * 1999: {}}}, "(((("),
         ({"type": "object", "properties": {"x": {"pattern": "a{99999999999}"}}}, "pattern"),
+        ({"type": "object", "properties": {"x": {"pattern": "a" * 5000}}}, "at most 4096"),
+        ({"type": "object", "properties": {"x": {"pattern": "\\pL{1000}"}}}, "too large"),
     ],
 )
-def test_regex_that_re_cannot_compile_is_an_invalid_schema(
+def test_regex_the_engine_cannot_compile_is_an_invalid_schema(
     tmp_path: Path, schema: dict[str, Any], where: str
 ) -> None:
     result = load_package_with(
@@ -538,6 +540,21 @@ def test_regex_that_re_cannot_compile_is_an_invalid_schema(
     (error,) = result.report.skills[0].errors
     assert error.code == "invalid-schema" and where in str(error), error
     assert error.location.file.endswith("tools.json") and error.location.line >= 1
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"x": {"pattern": "(" * 2000 + ")" * 2000}}},
+        {"type": "object", "patternProperties": {"(" * 2000 + ")" * 2000: {}}},
+    ],
+)
+def test_regex_nested_deep_is_fine_for_the_engine(tmp_path: Path, schema: dict[str, Any]) -> None:
+    """Python's ``re`` recursed past its limit on these; RE2 parses without recursion."""
+    result = load_package_with(
+        tmp_path, "tools.json", lambda d: d["tools"][0].update(inputSchema=schema)
+    )
+    assert error_codes(result) == []
 
 
 def test_regex_of_a_yaml_tool_input_is_checked_too(tmp_path: Path) -> None:

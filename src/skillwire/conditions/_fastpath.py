@@ -12,7 +12,8 @@ subset:
 * names, including those a macro binds; field selection ``a.b.c``; indexing with a
   string (``counts['refund']``) or into a list (``history[0]``);
 * ``== != < <= > >= in``, ``&& || !``, ``c ? a : b`` and parentheses;
-* ``size()``, ``has()``, ``type()``, and ``startsWith``, ``endsWith``, ``contains``;
+* ``size()``, ``has()``, ``type()``, and ``startsWith``, ``endsWith``, ``contains``,
+  ``matches`` (on :mod:`skillwire.core.patterns`, as CEL runs it here too);
 * the macros ``exists``, ``all`` and ``exists_one`` over a list.
 
 Anything else (arithmetic, other functions and macros, map literals, uint and bytes
@@ -45,7 +46,7 @@ from skillwire.conditions._values import INT_MAX, INT_MIN, GiveUp, is_text, size
 from skillwire.conditions.dialect import Rewrite
 from skillwire.core.errors import ConditionSyntaxError, ControlFlowSignal
 
-__all__ = ["FastPath", "compile_fast_path"]
+__all__ = ["FastPath", "compile_fast_path", "string_value"]
 
 FastPath = Callable[[Mapping[str, Any]], bool | None]
 """Evaluates a condition on the caller's variables; None: ask CEL (a name may be missing)."""
@@ -231,6 +232,8 @@ class _Parser:
             return nodes.application(size_of, receiver)
         if name in nodes.TEXT_TESTS and len(args) == 1:
             return nodes.text_relation(name, receiver, args[0])
+        if name == "matches" and len(args) == 1:
+            return nodes.pattern_match(receiver, args[0])
         raise _Decline
 
     def _arguments(self) -> list[Expr]:
@@ -301,6 +304,15 @@ def _number(token: Token, *, negative: bool) -> int | float:
     if not INT_MIN <= whole <= INT_MAX:
         raise _Decline
     return whole
+
+
+def string_value(token: Token) -> str | None:
+    """The value of a string literal token, or None when it uses an escape other than
+    the one-letter ones (``\\x41``, ``\\u00e9``)."""
+    try:
+        return _text(token)
+    except _Decline:
+        return None
 
 
 def _text(token: Token) -> str:

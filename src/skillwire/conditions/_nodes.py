@@ -11,6 +11,7 @@ builders choose a closure that does less work, with the same answers.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,11 +24,13 @@ from skillwire.conditions._values import (
     CelType,
     contains,
     equal,
+    is_text,
     kind,
     order,
     truth,
     unequal,
 )
+from skillwire.core.patterns import PatternError, compile_pattern
 
 __all__ = [
     "MACROS",
@@ -46,6 +49,7 @@ __all__ = [
     "list_of",
     "macro",
     "negation",
+    "pattern_match",
     "presence",
     "relation",
     "selection",
@@ -357,6 +361,34 @@ def text_relation(method: str, receiver: Expr, argument: Expr) -> Expr:
         return UNSURE
 
     return Expr(text_test, reads=receiver.reads | argument.reads)
+
+
+def pattern_match(receiver: Expr, argument: Expr) -> Expr:
+    """``receiver.matches(argument)`` on the skill pattern engine; a pattern written in
+    the condition was compiled at load, one from the data is compiled once and cached."""
+    text_of, pattern_of = receiver.run, argument.run
+    known = None
+    if type(argument.constant) is str:
+        # refused at load; were it to get here, every evaluation asks CEL, which fails
+        with contextlib.suppress(PatternError):
+            known = compile_pattern(argument.constant)
+
+    def search(env: Env) -> Any:
+        text = text_of(env)
+        if type(text) is not str or not is_text(text):
+            return UNSURE  # CEL says what is wrong with it
+        pattern = known
+        if pattern is None:
+            source = pattern_of(env)
+            if type(source) is not str:
+                return UNSURE
+            try:
+                pattern = compile_pattern(source)
+            except PatternError:
+                return UNSURE
+        return pattern.search(text) is not None
+
+    return Expr(search, reads=receiver.reads | argument.reads)
 
 
 # macros --------------------------------------------------------------------------------

@@ -12,6 +12,10 @@ caller can fail closed. A condition in the common subset is first evaluated in P
 (:mod:`skillwire.conditions._fastpath`), which answers exactly as CEL does or not at all;
 otherwise CEL evaluates it, given only the parts of the variables the expression reads
 (:mod:`skillwire.conditions.access`).
+
+``matches()`` runs on the skill pattern engine in both (:mod:`skillwire.conditions._matching`):
+a pattern written in the condition is compiled at load, and the CEL program calls our
+function instead of the package's own ``matches``, which compiles on every evaluation.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any, Final
 
 import cel
 
+from skillwire.conditions import _matching
 from skillwire.conditions._fastpath import compile_fast_path
 from skillwire.conditions.dialect import Rewrite, rewrite
 from skillwire.core.errors import ConditionEvaluationError, ConditionSyntaxError
@@ -60,6 +65,7 @@ class CelCondition:
         "_arithmetic",
         "_constant",
         "_fast",
+        "_functions",
         "_names",
         "_narrowed",
         "_optional",
@@ -73,6 +79,11 @@ class CelCondition:
     ) -> None:
         self._rewrite = rewritten
         self._program = program
+        self._functions: dict[str, Any] | None = None
+        routed = _matching.route_matches(rewritten.expression)
+        if routed is not None:  # CEL calls our `matches`, compiled once, on our engine
+            self._program = cel.compile(routed)
+            self._functions = {_matching.FUNCTION: _matching.matches}
         self._required = required
         self._optional = optional
         self._arithmetic = rewritten.arithmetic
@@ -131,7 +142,10 @@ class CelCondition:
         try:
             if self._arithmetic:
                 values = {name: _decimal(value) for name, value in values.items()}
-            result = self._program.execute(values)
+            if self._functions is None:
+                result = self._program.execute(values)
+            else:
+                result = self._program.execute(cel.Context(values, self._functions))
         except Exception as exc:
             raise ConditionEvaluationError(self._failure(exc, values)) from exc
         except BaseException as exc:
@@ -161,7 +175,10 @@ class CelCondition:
             ) from None
 
     def _failure(self, exc: BaseException, values: Mapping[str, Any]) -> str:
-        detail = str(exc).split("\n", 1)[0].split(". ", 1)[0] or type(exc).__name__
+        detail = str(exc).split("\n", 1)[0]
+        if self._functions is not None:
+            detail = _matching.failure_text(detail)
+        detail = detail.split(". ", 1)[0] or type(exc).__name__
         given = ", ".join(f"{name}: {type(value).__name__}" for name, value in values.items())
         suffix = f" (given {given})" if given else ""
         return f"cannot evaluate `{self.source}`: {detail}{suffix}"
@@ -179,6 +196,7 @@ def compile_condition(source: str, *, known_names: Collection[str] | None = None
     rewritten = rewrite(source)
     program = _compile(rewritten)
     _check_calls(rewritten, program)
+    _matching.check_literal_patterns(rewritten)
     known = None if known_names is None else frozenset(known_names)
     required: dict[str, int] = {}
     optional: list[str] = []

@@ -7,10 +7,14 @@ Failures, each a mistake of someone in particular or a thing that went wrong::
     ├── ConditionSyntaxError       a condition does not parse (also a ValueError)
     ├── ConditionEvaluationError   a condition cannot be evaluated; the caller fails closed
     │                              (also a RuntimeError)
+    ├── PatternError               a skill pattern the linear-time engine cannot take
+    │                              (look-around, backreferences; also a ValueError)
     ├── UsageError                 a caller passed something wrong (bad argument, bad request)
     │   ├── NotFoundError          no such job (or skill)
     │   ├── ForbiddenError         the caller's role may not do this (e.g. approve)
     │   ├── ConflictError          the job is not in a state that allows this, or changed
+    │   ├── GateInputError         a value given to the gate about the job is not plain JSON
+    │   │                          (also a TypeError and a ValueError)
     │   └── RequestTooLargeError   a request body passed the server's limit (413); the
     │                              server raises it as BodyTooLargeError, which is also
     │                              Starlette's HTTPException
@@ -46,6 +50,7 @@ a failure a caller is meant to see::
         ├── ParseFailure           a planner reply is not a usable proposal: ask again
         └── (private to one package, defined where they are raised and caught)
             GiveUp, _Decline                                skillwire.conditions fast path
+            MatchesError                                    skillwire.conditions matches()
             RejectedNodeError, _DuplicateKeyError,          skillwire.skills readers, turned
             _NonFiniteConstantError                         into SkillIssue values
 
@@ -57,7 +62,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skillwire.core.redaction import redact
 
@@ -83,6 +88,7 @@ __all__ = [
     "NotAuthenticated",
     "NotFoundError",
     "ParseFailure",
+    "PatternError",
     "RequestTooLargeError",
     "SchemaTooNewError",
     "ScriptError",
@@ -175,6 +181,25 @@ class RequestTooLargeError(UsageError):
     def __init__(self, limit: int) -> None:
         super().__init__(f"the request body is larger than this server accepts ({limit} bytes)")
         self.limit = limit
+
+
+class PatternError(SkillwireError, ValueError):
+    """A pattern the engine cannot take: not a regular expression, or one that needs a
+    backtracking engine (look-around, backreferences).
+
+    ``reason`` says what is wrong, ``offset`` where (0-based, in the pattern's text)
+    when that is known, ``hint`` what to write instead.
+    """
+
+    def __init__(self, source: str, reason: str, offset: int | None = None, hint: str = "") -> None:
+        super().__init__(f"pattern {source!r} cannot be used: {reason}")
+        self.source = source
+        self.reason = reason
+        self.offset = offset
+        self.hint = hint
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return PatternError, (self.source, self.reason, self.offset, self.hint)
 
 
 class NotAuthenticated(SkillwireError):  # noqa: N818 - mapped to 401 (API) or the login page

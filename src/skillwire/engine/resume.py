@@ -15,13 +15,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from skillwire.core.errors import ConflictError, ForbiddenError, UsageError
 from skillwire.core.job import EventKind, JobStatus, OutcomeClass
 from skillwire.engine.pipeline import Pipeline
 from skillwire.engine.run import JobRun, now
 from skillwire.engine.state import HistoryEntry, InFlightCall, PauseKind, Ruling
+from skillwire.policy import schema_validator
 
 __all__ = ["apply_resume", "recover_in_flight"]
 
@@ -63,9 +62,7 @@ async def _give_input(run: JobRun, values: Mapping[str, Any] | None) -> bool:
             problems.append(f"{name} is missing")
             continue
         schema = waiting.field_schemas.get(name) or {}
-        errors = sorted(
-            Draft202012Validator(schema).iter_errors(values[name]), key=lambda e: e.message
-        )
+        errors = sorted(schema_validator(schema).iter_errors(values[name]), key=lambda e: e.message)
         if errors:
             problems.append(f"{name}: {errors[0].message}")
         else:

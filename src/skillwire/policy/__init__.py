@@ -17,6 +17,7 @@ from skillwire.policy.decisions import (
 )
 from skillwire.policy.gate import Gate, PreToolGate
 from skillwire.policy.gate_input import GateInputError
+from skillwire.policy.json_schema import schema_validator
 from skillwire.policy.workflows import SubGoal, workflows_to_subgoals
 
 __all__ = [
@@ -41,5 +42,6 @@ __all__ = [
     "apply_plan",
     "compile_policy",
     "load_base_policy",
+    "schema_validator",
     "workflows_to_subgoals",
 ]

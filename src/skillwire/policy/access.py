@@ -12,12 +12,12 @@ write root.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from skillwire.core.errors import SkillError
 from skillwire.core.issues import Severity, SkillIssue
+from skillwire.core.patterns import Pattern, PatternError, compile_pattern
 from skillwire.skills import BaseApproval, BasePolicy, Skill, ToolAccessPlan, load_base_policy
 from skillwire.skills.model_package import FilesystemPolicy, ShellPolicy
 from skillwire.skills.package_rules import ACCESS_LIST_PATHS
@@ -91,7 +91,7 @@ class AccessPolicy:
     shell_allowed: tuple[str, ...] = ()
     shell_denied: tuple[str, ...] = ()
     shell_deny_operators: tuple[str, ...] = ()
-    shell_deny_patterns: tuple[re.Pattern[str], ...] = ()
+    shell_deny_patterns: tuple[Pattern, ...] = ()
     read_roots: tuple[str, ...] = ()
     write_roots: tuple[str, ...] = ()
     disabled_tools: frozenset[str] = frozenset()
@@ -145,20 +145,21 @@ def merge_access(skill: Skill, base: BasePolicy) -> AccessPolicy:
         ),
     ):
         dropped.extend(f"guardrails.{name}: {v}" for v in asked if v not in ceiling)
-    patterns: list[re.Pattern[str]] = []
+    patterns: list[Pattern] = []
     for text in _union(
         base.shell.denyPatterns, shell.denyPatterns, lists.get("guardrails.shell.denyPatterns", [])
     ):
         try:
-            patterns.append(re.compile(text))
-        except re.error as exc:
+            patterns.append(compile_pattern(text))
+        except PatternError as exc:
             raise SkillError(
                 [
                     SkillIssue(
                         Severity.ERROR,
-                        f"deny pattern {text!r} is not a valid regular expression: {exc}",
+                        f"deny {exc}",
                         skill.locate(("access",)),
                         code="invalid-pattern",
+                        hint=exc.hint,
                     )
                 ]
             ) from exc

@@ -11,16 +11,20 @@ property using any other keyword (``items``, ``oneOf``, ``$ref`` ...) is checked
 ``jsonschema`` validator of its own, and a schema whose root uses anything else is
 checked by ``jsonschema`` (Draft 2020-12, compiled once, never fetching a remote
 ``$ref``) as a whole.
+
+Every ``pattern`` runs on the skill pattern engine (:mod:`skillwire.core.patterns`,
+through :func:`~skillwire.policy.json_schema.schema_validator` for ``jsonschema``): a
+search in the value, ``$`` at its very end, linear time.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from skillwire.core.patterns import Pattern, PatternError, compile_pattern
+from skillwire.policy.json_schema import schema_validator
 
 __all__ = ["ArgumentChecker", "FieldCheck", "json_problem", "same_value"]
 
@@ -129,10 +133,15 @@ class FieldCheck:
         if "const" in schema:
             enum = [schema["const"]]
         self.enum: list[Any] | None = list(enum) if isinstance(enum, list) else None
+        self.pattern: Pattern | PatternError | None = None
         pattern = schema.get("pattern")
-        self.pattern = re.compile(pattern) if isinstance(pattern, str) else None
+        if isinstance(pattern, str):
+            try:
+                self.pattern = compile_pattern(pattern)
+            except PatternError as exc:  # the loader refuses it; never a pass if it gets here
+                self.pattern = exc
         simple = set(schema) <= _FIELD_KEYS and (kind is None or self.type is not None)
-        self.validator = None if simple else Draft202012Validator(dict(schema))
+        self.validator = None if simple else schema_validator(dict(schema))
 
     def problem(self, value: Any) -> str | None:
         """What is wrong with ``value``, or None. Never coerces."""
@@ -147,8 +156,10 @@ class FieldCheck:
         if self.enum is not None and not any(same_value(value, e) for e in self.enum):
             return f"{value!r} is not one of {self.enum!r}"
         if isinstance(value, str):
-            if self.pattern is not None and self.pattern.search(value) is None:
-                return f"{value!r} does not match pattern {self.pattern.pattern!r}"
+            if isinstance(self.pattern, PatternError):
+                return str(self.pattern)
+            if self.pattern is not None and not self.pattern.accepts(value):
+                return f"{value!r} does not match pattern {self.pattern.source!r}"
             return self._length(value)
         if isinstance(value, int | float) and not isinstance(value, bool):
             return self._bounds(value)
@@ -194,7 +205,7 @@ class ArgumentChecker:
         )
         self._fields = {name: FieldCheck(name, p) for name, p in props.items()} if simple else {}
         whole = {k: v for k, v in schema.items() if k != "required"}
-        self._validator = None if simple else Draft202012Validator(whole)
+        self._validator = None if simple else schema_validator(whole)
 
     def errors(self, args: Mapping[str, Any]) -> list[str]:
         """``"<argument>: <problem>"`` for each problem found, in argument order."""

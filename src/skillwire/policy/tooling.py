@@ -124,8 +124,8 @@ class ToolFacts:
                 if op in value:
                     yield f"argument contains the denied shell operator {op!r}"
             for pattern in self.access.shell_deny_patterns:
-                if pattern.search(value):
-                    yield f"argument matches the denied pattern {pattern.pattern!r}"
+                if pattern.search(value) is not None:
+                    yield f"argument matches the denied pattern {pattern.source!r}"
 
 
 def _strings(args: Mapping[str, Any]) -> Iterable[str]:

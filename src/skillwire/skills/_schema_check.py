@@ -10,18 +10,23 @@ load. :func:`schema_problem` answers the same question in two steps:
    the metaschema rejects; anything else it is unsure of (``$id``, an unknown keyword, a
    float where an integer belongs) goes to step 2.
 2. jsonschema's own check, cached by the schema's JSON text, so its message and path are
-   exactly the ones it gives. Whatever else it raises on hostile input (a regular
-   expression nested too deep to compile) is a problem to report, not a traceback.
+   exactly the ones it gives. Whatever else it raises on hostile input is a problem to
+   report, not a traceback.
+
+A ``pattern`` is a valid ``regex`` when the skill pattern engine takes it
+(:mod:`skillwire.core.patterns`), in both steps: the metaschema's ``format: regex`` is
+checked with that engine, not with Python's ``re``.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import re
 from typing import Any
 
-from jsonschema import Draft202012Validator, SchemaError
+from jsonschema import Draft202012Validator, FormatChecker, SchemaError
+
+from skillwire.core.patterns import PatternError, compile_pattern
 
 __all__ = ["schema_problem"]
 
@@ -74,57 +79,26 @@ def _cached_check(text: str) -> Problem | None:
     return _full_check(json.loads(text))
 
 
+def _takes_pattern(value: object) -> bool:
+    """The metaschema's ``format: regex``, on the skill pattern engine (raises its error)."""
+    if isinstance(value, str):
+        compile_pattern(value)
+    return True
+
+
+_FORMATS = FormatChecker(Draft202012Validator.FORMAT_CHECKER.checkers)
+_FORMATS.checks("regex", raises=PatternError)(_takes_pattern)
+
+
 def _full_check(schema: Any) -> Problem | None:
     try:
-        Draft202012Validator.check_schema(schema)
+        Draft202012Validator.check_schema(schema, format_checker=_FORMATS)
     except SchemaError as exc:
         return exc.message, tuple(str(part) for part in exc.path)
-    except Exception as exc:  # hostile input reaching jsonschema or re: report, never raise
-        found = _regex_trouble(schema, (), 0)
-        if found is not None:
-            return found
+    except Exception as exc:  # hostile input reaching jsonschema: report, never raise
         if isinstance(exc, RecursionError):
             return "it is nested too deeply to check", ()
         return f"it cannot be checked ({type(exc).__name__}: {exc})", ()
-    return None
-
-
-def _regex_trouble(node: Any, path: tuple[str, ...], depth: int) -> Problem | None:
-    """The first ``pattern`` (or ``patternProperties`` name) that ``re`` fails on with
-    something other than a syntax error, which jsonschema does not expect."""
-    if depth > _MAX_WALK_DEPTH * 2:
-        return None
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "pattern" and isinstance(value, str):
-                trouble = _compile_trouble(value)
-                if trouble is not None:
-                    return trouble, (*path, key)
-            if key == "patternProperties" and isinstance(value, dict):
-                for name in value:
-                    trouble = _compile_trouble(name)
-                    if trouble is not None:
-                        return trouble, (*path, key, name)
-            found = _regex_trouble(value, (*path, key), depth + 1)
-            if found is not None:
-                return found
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            found = _regex_trouble(value, (*path, str(index)), depth + 1)
-            if found is not None:
-                return found
-    return None
-
-
-def _compile_trouble(pattern: str) -> str | None:
-    try:
-        re.compile(pattern)
-    except re.error:
-        return None
-    except RecursionError:
-        return "the regular expression is nested too deeply"
-    except Exception as exc:
-        return f"the regular expression cannot be compiled: {exc}"
     return None
 
 
@@ -140,8 +114,8 @@ def _is_regex(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     try:
-        re.compile(value)
-    except Exception:  # re.error, or RecursionError for absurd nesting: let step 2 say
+        compile_pattern(value)
+    except PatternError:  # step 2 says so, in jsonschema's words
         return False
     return True
 

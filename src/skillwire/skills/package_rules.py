@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
+from skillwire.core.patterns import PatternError, compile_pattern
 from skillwire.skills.model import Skill
 from skillwire.skills.model_package import (
     CredentialsFile,
@@ -49,8 +50,28 @@ def _err(locate: Locate, path: FieldPath, message: str, code: str, hint: str = "
     return SkillIssue(Severity.ERROR, message, locate(path), path, code=code, hint=hint)
 
 
+def _deny_patterns(access: GuardrailsFile, locate: Locate) -> Iterator[SkillIssue]:
+    """Each ``denyPatterns`` entry is one the skill pattern engine takes."""
+    sites: list[tuple[FieldPath, str]] = []
+    if access.shell is not None:
+        sites += [
+            (("shell", "denyPatterns", i), p) for i, p in enumerate(access.shell.denyPatterns)
+        ]
+    for oi, op in enumerate(access.toolAccessPlan.operations if access.toolAccessPlan else []):
+        if op.path == "guardrails.shell.denyPatterns":
+            path: FieldPath = ("toolAccessPlan", "operations", oi, "values")
+            sites += [((*path, i), v) for i, v in enumerate(op.values or [])]
+    for path, text in sites:
+        try:
+            compile_pattern(text)
+        except PatternError as exc:
+            yield _err(locate, path, f"deny {exc}", "invalid-pattern", exc.hint)
+
+
 def check_access_plan(skill: Skill, access: GuardrailsFile, locate: Locate) -> Iterator[SkillIssue]:
-    """Rule 5: a ``toolAccessPlan`` may only add, and only within the skill's namespace."""
+    """Rule 5: a ``toolAccessPlan`` may only add, and only within the skill's namespace.
+    Deny patterns must be ones the pattern engine takes (they run on every shell call)."""
+    yield from _deny_patterns(access, locate)
     own = f"{skill.id}."
     for name in access.toolPolicies:
         if skill.tool(name) is None:

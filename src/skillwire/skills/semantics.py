@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -19,6 +18,7 @@ from skillwire.core.conditions import Condition
 from skillwire.core.errors import ConditionSyntaxError
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
+from skillwire.core.patterns import PatternError, compile_pattern, schema_pattern_problem
 from skillwire.skills._schema_check import schema_problem
 from skillwire.skills.model import DomainFile
 from skillwire.skills.model_policy import StructuredRule, WorkflowStep
@@ -178,12 +178,19 @@ def check_input_schema(tool: Tool, locate: Locate, path: FieldPath) -> Iterator[
     """Rule 4: the tool's input schema is a valid JSON Schema with root ``type: object``."""
     schema = tool.input_schema()
     where: FieldPath = (*path, "inputSchema") if tool.inputSchema is not None else path
+    patterns = schema_pattern_problem(schema)
+    if patterns is not None:
+        message, sub = patterns
+        yield _error(
+            locate, _in_tool(tool, where, sub), f"input schema: {message}", "invalid-schema"
+        )
+        return
     problem = schema_problem(schema)
     if problem is not None:
         message, sub = problem
         yield _error(
             locate,
-            (*where, *sub),
+            _in_tool(tool, where, sub),
             f"input schema is not a valid JSON Schema: {message}",
             "invalid-schema",
         )
@@ -200,6 +207,16 @@ def check_input_schema(tool: Tool, locate: Locate, path: FieldPath) -> Iterator[
                 f"remote $ref '{ref}' is not allowed: skillwire never fetches schemas",
                 "remote-ref",
             )
+
+
+def _in_tool(tool: Tool, where: FieldPath, sub: tuple[str, ...]) -> FieldPath:
+    """The path in the skill file of ``sub``, a path in the tool's input schema: for a
+    tool written with ``inputs[]``, ``properties.<name>`` is that input's entry."""
+    if tool.inputSchema is None and tool.inputs and len(sub) >= 2 and sub[0] == "properties":
+        for index, field in enumerate(tool.inputs):
+            if field.name == sub[1]:
+                return (*where, "inputs", index, *sub[2:])
+    return (*where, *sub)
 
 
 def _has_ref(node: Any) -> bool:
@@ -231,8 +248,9 @@ def _refs(node: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | 
 
 
 def _check_patterns(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
-    """Regular expressions of entities and required inputs compile (tool inputs are
-    checked with their schema)."""
+    """Patterns of entities and required inputs are ones the skill pattern engine takes
+    (tool inputs are checked with their schema). There is no other engine that could run
+    the others safely at run time, so each is an error, not a warning."""
     sites: list[tuple[FieldPath, str | None]] = [
         (("intents", "supported", ii, "entities", ei, "pattern"), entity.pattern)
         for ii, intent in enumerate(skill.intents.supported)
@@ -246,14 +264,9 @@ def _check_patterns(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
         if pattern is None:
             continue
         try:
-            re.compile(pattern)
-        except (re.error, RecursionError, OverflowError) as exc:
-            yield _error(
-                locate,
-                path,
-                f"pattern {pattern!r} is not a valid regular expression: {exc}",
-                "invalid-pattern",
-            )
+            compile_pattern(pattern)
+        except PatternError as exc:
+            yield _error(locate, path, str(exc), "invalid-pattern", exc.hint)
 
 
 def _check_references(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
