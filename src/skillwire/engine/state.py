@@ -113,6 +113,7 @@ class HistoryEntry(_Entry):
     ok: bool = True
     error: str = ""
     state_changes: dict[str, Any] = field(default_factory=dict)
+    _run: ToolRun | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> HistoryEntry:
@@ -127,8 +128,13 @@ class HistoryEntry(_Entry):
         )
 
     def as_run(self) -> ToolRun:
-        """The run in the form the gate reads."""
-        return ToolRun(self.tool, self.args, self.result, self.ok)
+        """The run in the form the gate reads: the same object every time, so that the
+        gate walks its values once (it marks a run it found plain JSON)."""
+        run = self._run
+        if run is None:
+            run = ToolRun(self.tool, self.args, self.result, self.ok)
+            object.__setattr__(self, "_run", run)  # a cache of a frozen value
+        return run
 
 
 @dataclass(frozen=True, slots=True)
