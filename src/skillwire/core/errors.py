@@ -275,9 +275,6 @@ class JobStateTooNewError(StateVersionError):
         self.found = found
 
 
-# -- the scripted test model -----------------------------------------------------------
-
-
 class CallableRefusedError(SkillwireError):
     """A ``python`` executor names a callable outside the places it may come from."""
 
@@ -289,6 +286,9 @@ class ToolTimeoutError(SkillwireError):
         self.seconds = seconds
         self.started = started
         super().__init__(f"timed out after {seconds:g} s" + ("" if started else " in the queue"))
+
+
+# -- the scripted test model -----------------------------------------------------------
 
 
 class ScriptError(SkillwireError, AssertionError):
