@@ -315,20 +315,20 @@ def test_a_typo_in_a_package_manifest_policy_is_an_error(
 # ---------------------------------------------------------------- workflow steps
 
 
+def required_refund(*steps: str) -> str:
+    """A required workflow ``refund`` of ``steps``, one a line."""
+    lines = "".join(f"\n        - {step}" for step in steps)
+    return f"""
+policy:
+  workflows:
+    - name: refund
+      required: true
+      steps:{lines}
+"""
+
+
 def test_a_step_that_nearly_names_a_tool_is_an_error(tmp_path: Path) -> None:
-    rep = report_of(
-        tmp_path,
-        TOOLS,
-        """
-        policy:
-          workflows:
-            - name: refund
-              required: true
-              steps:
-                - verify_identiy
-                - process_refund
-        """,
-    )
+    rep = report_of(tmp_path, TOOLS, required_refund("verify_identiy", "process_refund"))
     assert not rep.loaded
     error = only(rep.errors, "step-near-tool")
     assert error.path == ("policy", "workflows", 0, "steps", 0)
@@ -363,17 +363,8 @@ def test_near_misses_of_every_shape_are_errors(tmp_path: Path, step: str) -> Non
 
 
 def test_a_step_far_from_every_tool_is_said_not_to_be_enforced(tmp_path: Path) -> None:
-    rep = report_of(
-        tmp_path,
-        TOOLS,
-        """
-        policy:
-          workflows:
-            - name: refund
-              required: true
-              steps: [confirm_with_customer, sys.askUser, verify_identity, process_refund]
-        """,
-    )
+    steps = ("confirm_with_customer", "sys.askUser", "verify_identity", "process_refund")
+    rep = report_of(tmp_path, TOOLS, required_refund(*steps))
     assert rep.loaded
     warning = only(rep.warnings, "step-not-enforced")
     assert "'confirm_with_customer', 'sys.askUser'" in warning.message
