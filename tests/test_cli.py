@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.engine.helpers import ORDER, input_script
+from tests.engine.helpers import ORDER, call, input_script, intent, lookup_yaml
 from typer.testing import CliRunner, Result
 
 from skillwire.cli_app import app
@@ -48,8 +48,9 @@ def user_error(result: Result, message: str) -> None:
     assert isinstance(result.exception, SystemExit)
 
 
-def start(env: dict[str, Path]) -> dict[str, Any]:
-    """``skillwire run`` of the refund, paused for its order number."""
+def run_here(script: Path, *db: str | Path) -> dict[str, Any]:
+    """``skillwire run`` of the refund in the current folder, with ``--db`` if given."""
+    extra = ("--db", *db) if db else ()
     return ok(
         cli(
             "run",
@@ -57,12 +58,16 @@ def start(env: dict[str, Path]) -> dict[str, Any]:
             "-m",
             "I want a refund of $750",
             "--model",
-            f"scripted:{env['script']}",
-            "--db",
-            env["db"],
+            f"scripted:{script}",
+            *extra,
             "--json",
         )
     )
+
+
+def start(env: dict[str, Path]) -> dict[str, Any]:
+    """``skillwire run`` of the refund into ``env``'s database, paused for its order number."""
+    return run_here(env["script"], env["db"])
 
 
 def resume(env: dict[str, Path], job_id: str, *args: str) -> Result:
@@ -206,23 +211,6 @@ def no_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     return monkeypatch
 
 
-def run_here(script: Path, *db: str | Path) -> dict[str, Any]:
-    """``skillwire run`` of the refund in the current folder, with ``--db`` if given."""
-    extra = ("--db", *db) if db else ()
-    return ok(
-        cli(
-            "run",
-            REFUND,
-            "-m",
-            "I want a refund of $750",
-            "--model",
-            f"scripted:{script}",
-            *extra,
-            "--json",
-        )
-    )
-
-
 def test_the_commands_use_runtime_db_of_skillwire_toml(
     env: dict[str, Path], tmp_path: Path, no_env: pytest.MonkeyPatch
 ) -> None:
@@ -360,34 +348,6 @@ def test_the_examples_python_tools_pass_check(no_env: pytest.MonkeyPatch, tmp_pa
     assert result.exit_code == 0, result.output
 
 
-OPERATOR_SKILL = """\
-id: operator-tools
-problem: {statement: "Look up orders"}
-intents:
-  supported:
-    - id: lookup
-      description: Look up an order
-      examples: ["look up my order"]
-tools:
-  - name: hello
-    description: Greets
-    inputs:
-      - {name: order_id, type: string, required: true}
-    idempotent: true
-    executor: {type: python, callable: "%(module)s.tools:hello"}
-  - name: hang
-    description: Never answers
-    inputs:
-      - {name: order_id, type: string, required: true}
-    idempotent: true
-    executor: {type: python, callable: "%(module)s.tools:hang"}
-output_contract:
-  required_fields: [order_id]
-engine:
-  finalization_gate: {enabled: false}
-"""
-
-
 def test_run_applies_the_tools_section_of_skillwire_toml(
     tmp_path: Path, no_env: pytest.MonkeyPatch
 ) -> None:
@@ -403,27 +363,17 @@ def test_run_applies_the_tools_section_of_skillwire_toml(
     no_env.syspath_prepend(str(tmp_path / "site"))
     skill = tmp_path / "skill" / "domain.yaml"
     skill.parent.mkdir()
-    skill.write_text(OPERATOR_SKILL % {"module": module})
+    skill.write_text(
+        lookup_yaml("operator-tools", hello=f"{module}.tools:hello", hang=f"{module}.tools:hang")
+    )
     script = tmp_path / "script.json"
     script.write_text(
         json.dumps(
             [
-                {"stage": "intent", "json": {"intent": "lookup", "entities": {"order_id": ORDER}}},
-                *(
-                    {
-                        "stage": "planner",
-                        "tool_call": {"name": name, "id": name, "arguments": {"order_id": ORDER}},
-                    }
-                    for name in ("hello", "hang")
-                ),
-                {
-                    "stage": "planner",
-                    "tool_call": {
-                        "name": "final_answer",
-                        "id": "f",
-                        "arguments": {"answer": "done", "fields": {"order_id": ORDER}},
-                    },
-                },
+                intent("lookup", order_id=ORDER),
+                call("hello", "hello", order_id=ORDER),
+                call("hang", "hang", order_id=ORDER),
+                call("final_answer", "f", answer="done", fields={"order_id": ORDER}),
             ]
         )
     )

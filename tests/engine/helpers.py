@@ -143,12 +143,56 @@ FILES_SKILL = """
 """A skill with a denied tool, no persona and no budget of its own (spec 000 6.2)."""
 
 
-def skill_from(folder: Path, yaml_text: str) -> Skill:
-    """Write ``yaml_text`` (dedented) to ``folder/domain.yaml`` and load it."""
+def skill_from(folder: Path, yaml_text: str, **modules: str) -> Skill:
+    """Write ``yaml_text`` (dedented) to ``folder/domain.yaml`` and load it; each keyword
+    is a Python module written beside it (``tools_mod=SOURCE``: ``tools_mod.py``)."""
     folder.mkdir(parents=True, exist_ok=True)
+    for name, source in modules.items():
+        (folder / f"{name}.py").write_text(textwrap.dedent(source))
     path = folder / "domain.yaml"
     path.write_text(textwrap.dedent(yaml_text).strip("\n") + "\n")
     return load_skill(path)
+
+
+def lookup_yaml(skill_id: str, *, timeout_ms: int | None = None, **callables: str) -> str:
+    """A skill that looks an order up: the intent ``lookup``, and a tool per keyword (its
+    name) running that Python callable (``timeoutMs``: ``timeout_ms``) on ``order_id``;
+    the answer must hold ``order_id``, and no finalization gate checks it."""
+    limit = f", timeoutMs: {timeout_ms}" if timeout_ms is not None else ""
+    tools = "".join(
+        f"""
+          - name: {name}
+            description: Look an order up
+            inputs:
+              - {{name: order_id, type: string, required: true}}
+            idempotent: true
+            executor: {{type: python, callable: "{target}"{limit}}}"""
+        for name, target in callables.items()
+    )
+    text = f"""
+        id: {skill_id}
+        problem: {{statement: "Look up orders"}}
+        intents:
+          supported:
+            - id: lookup
+              description: Look up an order
+              examples: ["look up my order"]
+        tools:{tools}
+        output_contract:
+          required_fields: [order_id]
+        engine:
+          finalization_gate: {{enabled: false}}
+        """
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def lookup_script(answer: str) -> list[dict[str, Any]]:
+    """The replies of a :func:`lookup_yaml` job: look ORDER up (call ``t1``), then answer."""
+    return [
+        intent("lookup", order_id=ORDER),
+        call("lookup_order", "t1", order_id=ORDER),
+        call("final_answer", "f1", answer=answer, fields={"order_id": ORDER}),
+    ]
 
 
 def refund_variant(folder: Path, **edits: str) -> Skill:

@@ -25,7 +25,12 @@ from skillwire.core.chat import (
     ToolSpec,
     Usage,
 )
-from skillwire.core.errors import ModelConfigError, ModelRequestError, ModelUnavailableError
+from skillwire.core.errors import (
+    ModelConfigError,
+    ModelError,
+    ModelRequestError,
+    ModelUnavailableError,
+)
 from skillwire.models.anthropic_backend import (
     DEFAULT_MAX_TOKENS,
     PLACEHOLDER_API_KEY,
@@ -351,6 +356,12 @@ def test_400_carries_the_servers_message() -> None:
     msg = "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after"
     with pytest.raises(ModelRequestError, match="tool_use` ids were found"):
         ask(model_on(Wire(error(400, "invalid_request_error", msg))))
+
+
+def test_a_reply_that_is_not_a_messages_reply_is_a_model_error() -> None:
+    page = httpx2.Response(200, text="<html>login</html>", headers={"content-type": "text/html"})
+    with pytest.raises(ModelError, match=r"not a Messages reply.*API root"):
+        ask(model_on(Wire(page)))
 
 
 def _timeout(request: httpx2.Request) -> httpx2.Response:

@@ -113,6 +113,9 @@ ECHOES = [
     pytest.param(404, f"GET /v1/models?key={GOOGLE_KEY} not found", GOOGLE_KEY, id="AIza"),
     pytest.param(400, f'{{"api_token": "{HEX_TOKEN}"}} is malformed', HEX_TOKEN, id="hex-token"),
     pytest.param(401, f"unknown key: {LOCAL_KEY}", LOCAL_KEY, id="configured-key"),
+    # Quoted bare, the configured key matches no pattern: only its own value finds it.
+    pytest.param(401, f"who is {LOCAL_KEY}?", LOCAL_KEY, id="configured-key-bare"),
+    pytest.param(503, f"busy serving {LOCAL_KEY}", LOCAL_KEY, id="configured-key-retried"),
     pytest.param(503, f"overloaded; your key was {OPENAI_KEY}", OPENAI_KEY, id="retried-5xx"),
 ]
 

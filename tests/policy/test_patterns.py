@@ -32,30 +32,29 @@ tools:
     policy: {{once_only: {{per: order_id}}}}
 """
 
-SCHEMA = f"""
+
+def schema_tool(order_id: str = "", schema: str = "") -> str:
+    """``process_refund`` described by an ``inputSchema`` whose ``order_id`` bears the
+    ORDER pattern; ``order_id`` adds keywords to that property (``, key: value``),
+    ``schema`` to the schema (``\\n      key: value``)."""
+    return f"""
 tools:
   - name: process_refund
     inputSchema:
       type: object
       required: [order_id, amount]
       properties:
-        order_id: {{type: string, pattern: "{ORDER}"}}
-        amount: {{type: number}}
+        order_id: {{type: string, pattern: "{ORDER}"{order_id}}}
+        amount: {{type: number}}{schema}
     policy: {{once_only: {{per: order_id}}}}
 """
 
-COMPLEX = f"""
-tools:
-  - name: process_refund
-    inputSchema:
-      type: object
-      required: [order_id, amount]
-      properties:
-        order_id: {{type: string, pattern: "{ORDER}", not: {{const: "ORD-00000"}}}}
-        amount: {{type: number}}
-      allOf: [{{properties: {{amount: {{exclusiveMinimum: 0}}}}}}]
-    policy: {{once_only: {{per: order_id}}}}
-"""
+
+SCHEMA = schema_tool()
+COMPLEX = schema_tool(
+    order_id=', not: {const: "ORD-00000"}',
+    schema="\n      allOf: [{properties: {amount: {exclusiveMinimum: 0}}}]",
+)
 """A schema the fast checker does not take: ``jsonschema`` validates it whole."""
 
 

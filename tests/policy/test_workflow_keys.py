@@ -144,22 +144,21 @@ LOOKUP_TOOLS = (
 )
 
 
+def lookup_first(step: str) -> str:
+    """A required workflow bound by ``order_id``: ``step`` (one of lookup_customer, which
+    takes no order_id), then verify_identity and process_refund."""
+    return f"""
+policy:
+  workflows:
+    - name: w
+      required: true
+      same: order_id
+      steps: [{step}, verify_identity, process_refund]
+"""
+
+
 def test_a_step_may_bind_by_its_own_key_and_leave_others_unbound(tmp_path: Path) -> None:
-    gate = gate_from(
-        tmp_path,
-        LOOKUP_TOOLS,
-        """
-        policy:
-          workflows:
-            - name: w
-              required: true
-              same: order_id
-              steps:
-                - {tool: lookup_customer, same: []}
-                - verify_identity
-                - process_refund
-        """,
-    )
+    gate = gate_from(tmp_path, LOOKUP_TOOLS, lookup_first("{tool: lookup_customer, same: []}"))
     history = [ToolRun("lookup_customer", {"customer_id": "C-1"}), _verified(A)]
     assert gate.check("process_refund", {"order_id": A, "amount": 5}, history=history).allowed
     other = gate.check("process_refund", {"order_id": B, "amount": 5}, history=history)
@@ -172,18 +171,7 @@ def test_a_step_may_bind_by_its_own_key_and_leave_others_unbound(tmp_path: Path)
 
 def test_a_key_the_steps_tool_does_not_take_is_a_load_error(tmp_path: Path) -> None:
     with pytest.raises(SkillError) as caught:
-        skill_from(
-            tmp_path,
-            LOOKUP_TOOLS,
-            """
-            policy:
-              workflows:
-                - name: w
-                  required: true
-                  same: order_id
-                  steps: [lookup_customer, verify_identity, process_refund]
-            """,
-        )
+        skill_from(tmp_path, LOOKUP_TOOLS, lookup_first("lookup_customer"))
     issue = next(i for i in caught.value.issues if "same" in i.message)
     assert "lookup_customer" in issue.message and "order_id" in issue.message
     assert issue.location.line == line_of(tmp_path / "domain.yaml", "same: order_id")

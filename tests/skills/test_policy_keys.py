@@ -5,8 +5,8 @@ elsewhere stay warnings."""
 
 from __future__ import annotations
 
-import json
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,16 @@ def line_of(path: Path, needle: str) -> int:
     """The 1-based line of ``path`` holding ``needle``."""
     lines = path.read_text().splitlines()
     return next(n for n, line in enumerate(lines, start=1) if needle in line)
+
+
+def v1_manifest(**fields: Any) -> Callable[[Any], None]:
+    """An edit of ``skill.json`` for ``edit_package``: ``fields`` set, and the schema
+    ``skillwire-skill/v1`` (the one whose manifest may carry the single-file fields)."""
+
+    def edit(data: Any) -> None:
+        data.update(schemaVersion="skillwire-skill/v1", **fields)
+
+    return edit
 
 
 def only(issues: list[SkillIssue], code: str) -> SkillIssue:
@@ -292,12 +302,10 @@ def test_a_typo_in_a_package_tool_policy_is_an_error_in_tools_json(
     assert error.hint == "did you mean 'requires_approval'?"
 
 
-def test_a_typo_in_a_package_manifest_policy_is_an_error(refund_pkg: Path) -> None:
-    manifest = refund_pkg / "skill.json"
-    data = json.loads(manifest.read_text())
-    data["schemaVersion"] = "skillwire-skill/v1"
-    data["output_contract"] = {"required_feilds": ["order_id"]}
-    manifest.write_text(json.dumps(data, indent=2))
+def test_a_typo_in_a_package_manifest_policy_is_an_error(
+    refund_pkg: Path, edit_package: PackageEdit
+) -> None:
+    edit_package("skill.json", v1_manifest(output_contract={"required_feilds": ["order_id"]}))
     rep = load_paths([refund_pkg]).report.skills[0]
     error = only(rep.errors, "unknown-key")
     assert error.location.file.endswith("skill.json")
@@ -307,20 +315,20 @@ def test_a_typo_in_a_package_manifest_policy_is_an_error(refund_pkg: Path) -> No
 # ---------------------------------------------------------------- workflow steps
 
 
+def required_refund(*steps: str) -> str:
+    """A required workflow ``refund`` of ``steps``, one a line."""
+    lines = "".join(f"\n        - {step}" for step in steps)
+    return f"""
+policy:
+  workflows:
+    - name: refund
+      required: true
+      steps:{lines}
+"""
+
+
 def test_a_step_that_nearly_names_a_tool_is_an_error(tmp_path: Path) -> None:
-    rep = report_of(
-        tmp_path,
-        TOOLS,
-        """
-        policy:
-          workflows:
-            - name: refund
-              required: true
-              steps:
-                - verify_identiy
-                - process_refund
-        """,
-    )
+    rep = report_of(tmp_path, TOOLS, required_refund("verify_identiy", "process_refund"))
     assert not rep.loaded
     error = only(rep.errors, "step-near-tool")
     assert error.path == ("policy", "workflows", 0, "steps", 0)
@@ -355,29 +363,19 @@ def test_near_misses_of_every_shape_are_errors(tmp_path: Path, step: str) -> Non
 
 
 def test_a_step_far_from_every_tool_is_said_not_to_be_enforced(tmp_path: Path) -> None:
-    rep = report_of(
-        tmp_path,
-        TOOLS,
-        """
-        policy:
-          workflows:
-            - name: refund
-              required: true
-              steps: [confirm_with_customer, sys.askUser, verify_identity, process_refund]
-        """,
-    )
+    steps = ("confirm_with_customer", "sys.askUser", "verify_identity", "process_refund")
+    rep = report_of(tmp_path, TOOLS, required_refund(*steps))
     assert rep.loaded
     warning = only(rep.warnings, "step-not-enforced")
     assert "'confirm_with_customer', 'sys.askUser'" in warning.message
     assert "not enforced" in warning.message
 
 
-def test_a_package_step_near_a_local_tool_name_is_an_error(refund_pkg: Path) -> None:
-    manifest = refund_pkg / "skill.json"
-    data = json.loads(manifest.read_text())
-    data["schemaVersion"] = "skillwire-skill/v1"
-    data["policy"] = {"workflows": [{"name": "r", "steps": ["verify_identiy", "process_refund"]}]}
-    manifest.write_text(json.dumps(data, indent=2))
+def test_a_package_step_near_a_local_tool_name_is_an_error(
+    refund_pkg: Path, edit_package: PackageEdit
+) -> None:
+    steps = ["verify_identiy", "process_refund"]
+    edit_package("skill.json", v1_manifest(policy={"workflows": [{"name": "r", "steps": steps}]}))
     rep = load_paths([refund_pkg]).report.skills[0]
     error = only(rep.errors, "step-near-tool")
     assert error.location.file.endswith("skill.json")

@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.engine.helpers import ORDER, call, events_of, intent, run, runtime_for, skill_from
+from tests.engine.helpers import (
+    ORDER,
+    events_of,
+    lookup_script,
+    lookup_yaml,
+    run,
+    runtime_for,
+    skill_from,
+)
 
 from skillwire.core.executor import ToolOutcome
 from skillwire.core.job import JobStatus
@@ -378,38 +386,12 @@ def test_executors_can_be_added_and_replaced() -> None:
     assert outcome.result == {"echo": {"x": 1}, "key": "j:0"}
 
 
-FAILING_SKILL = """
-    id: failing
-    problem: {statement: "Look up orders"}
-    intents:
-      supported:
-        - id: lookup
-          description: Look up an order
-          examples: ["look up my order"]
-    tools:
-      - name: lookup_order
-        description: Look an order up
-        inputs:
-          - {name: order_id, type: string, required: true}
-        idempotent: true
-        executor: {type: python, callable: "tools_mod:broken"}
-    output_contract:
-      required_fields: [order_id]
-    engine:
-      finalization_gate: {enabled: false}
-"""
+FAILING_SKILL = lookup_yaml("failing", lookup_order="tools_mod:broken")
 
 
 def test_a_failing_tool_is_reported_to_the_planner(tmp_path: Path) -> None:
-    folder = tmp_path / "skill"
-    folder.mkdir()
-    (folder / "tools_mod.py").write_text(textwrap.dedent(MODULE))
-    skill = skill_from(folder, FAILING_SKILL)
-    script = [
-        intent("lookup", order_id=ORDER),
-        call("lookup_order", "t1", order_id=ORDER),
-        call("final_answer", "f1", answer=f"Sorry, {ORDER} is locked.", fields={"order_id": ORDER}),
-    ]
+    skill = skill_from(tmp_path / "skill", FAILING_SKILL, tools_mod=MODULE)
+    script = lookup_script(f"Sorry, {ORDER} is locked.")
 
     async def main() -> None:
         async with runtime_for(tmp_path / "jobs.db", script) as (rt, model):

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
-from tests.engine.helpers import ORDER, call, events_of, intent, run, skill_from
+from tests.engine.helpers import ORDER, events_of, lookup_script, lookup_yaml, run, skill_from
 
 from skillwire.core.executor import ToolOutcome
 from skillwire.core.job import JobStatus
@@ -240,38 +240,12 @@ def test_a_tool_limit_must_be_whole_positive_milliseconds_up_to_an_hour(limit: A
     assert tool("never", timeoutMs=3_600_000).executor.timeoutMs == 3_600_000  # type: ignore[union-attr]
 
 
-HUNG_SKILL = """
-    id: hung
-    problem: {statement: "Look up orders"}
-    intents:
-      supported:
-        - id: lookup
-          description: Look up an order
-          examples: ["look up my order"]
-    tools:
-      - name: lookup_order
-        description: Look an order up
-        inputs:
-          - {name: order_id, type: string, required: true}
-        idempotent: true
-        executor: {type: python, callable: "slow_mod:never", timeoutMs: 50}
-    output_contract:
-      required_fields: [order_id]
-    engine:
-      finalization_gate: {enabled: false}
-"""
+HUNG_SKILL = lookup_yaml("hung", lookup_order="slow_mod:never", timeout_ms=50)
 
 
 def test_a_timed_out_tool_is_a_tool_failure_event_of_its_job(tmp_path: Path) -> None:
-    folder = tmp_path / "skill"
-    folder.mkdir()
-    (folder / "slow_mod.py").write_text(textwrap.dedent(MODULE))
-    skill = skill_from(folder, HUNG_SKILL)
-    script = [
-        intent("lookup", order_id=ORDER),
-        call("lookup_order", "t1", order_id=ORDER),
-        call("final_answer", "f1", answer="The lookup timed out.", fields={"order_id": ORDER}),
-    ]
+    skill = skill_from(tmp_path / "skill", HUNG_SKILL, slow_mod=MODULE)
+    script = lookup_script("The lookup timed out.")
 
     async def main() -> None:
         store = SQLiteJobStore(tmp_path / "jobs.db")

@@ -1,7 +1,8 @@
 """Retries shared by the model backends: when to retry, how long to wait, when to give up.
 
-The backends turn their SDK's retries off and use this loop instead, so both wait the
-same way, honour ``Retry-After`` the same way, and map HTTP statuses to the same errors::
+The backends turn their SDK's retries off and use this loop instead (a :class:`Retrier`
+each), so both wait the same way, honour ``Retry-After`` the same way, redact the same
+secrets (:func:`backend_secrets`) and map HTTP statuses to the same errors::
 
     408, 409, 429, 5xx, timeout, connection error   Transient -> retried, then
                                                      ModelUnavailableError
@@ -26,18 +27,22 @@ from skillwire.core.errors import (
     ModelRequestError,
     ModelUnavailableError,
 )
+from skillwire.core.redaction import url_credentials
 
 __all__ = [
     "RETRYABLE_STATUSES",
+    "Retrier",
     "RetryPolicy",
     "Sleep",
     "Transient",
+    "backend_secrets",
     "call_with_retries",
     "parse_retry_after",
     "status_failure",
 ]
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 Sleep = Callable[[float], Awaitable[None]]
 """An async sleep; :func:`asyncio.sleep` in production, a recorder in tests."""
@@ -189,3 +194,50 @@ async def call_with_retries(
     raise ModelUnavailableError(
         f"{label}: {last.reason if last else 'no attempt made'}", secrets=secrets
     )
+
+
+def backend_secrets(api_key: str | None, base_url: str | None) -> tuple[str, ...]:
+    """What a backend's errors must never show: its key and its ``base_url``'s credentials."""
+    return tuple(s for s in (api_key, *url_credentials(base_url)) if s)
+
+
+@dataclass(frozen=True, slots=True)
+class Retrier:
+    """One backend's calls to its server: retried by ``policy``, ``sleep`` between tries,
+    every error named ``label`` (``openai:<model>``) and redacted of ``secrets``."""
+
+    label: str
+    policy: RetryPolicy
+    sleep: Sleep
+    secrets: tuple[str, ...] = ()
+
+    async def run(
+        self,
+        attempt: Callable[[], Awaitable[T]],
+        classify: Callable[[Exception], ModelError | Transient | None],
+        read: Callable[[T], R],
+        *,
+        expected: str,
+    ) -> R:
+        """``attempt`` as :func:`call_with_retries` runs it, then its result through ``read``.
+
+        A result ``read`` cannot take (``AttributeError``, ``TypeError``, ``ValueError``)
+        is a :class:`ModelError` saying it is not the ``expected`` reply (``"a chat
+        completion"``): the server at ``base_url`` speaks another API.
+        """
+        result = await call_with_retries(
+            attempt,
+            classify,
+            policy=self.policy,
+            sleep=self.sleep,
+            label=self.label,
+            secrets=self.secrets,
+        )
+        try:
+            return read(result)
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise ModelError(
+                f"{self.label}: the server's reply is not {expected} ({exc}); "
+                "does base_url point at the API root?",
+                secrets=self.secrets,
+            ) from exc

@@ -22,13 +22,13 @@ from urllib.parse import urlsplit
 
 from skillwire.core.chat import ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage
 from skillwire.core.errors import ModelConfigError, ModelError
-from skillwire.core.redaction import url_credentials
 from skillwire.models._jsonmode import ToolMode, finish_reply, parse_arguments, prepare_messages
 from skillwire.models._retry import (
+    Retrier,
     RetryPolicy,
     Sleep,
     Transient,
-    call_with_retries,
+    backend_secrets,
     status_failure,
 )
 
@@ -100,7 +100,7 @@ class AnthropicModel:
         base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
         # Redacted from every error this model raises, wherever a message quotes them.
-        self._secrets = tuple(s for s in (api_key, *url_credentials(base_url)) if s)
+        self._secrets = backend_secrets(api_key, base_url)
         if base_url is not None and urlsplit(base_url).scheme not in ("http", "https"):
             raise ModelConfigError(
                 f"anthropic: base_url must be an http(s) URL, not {base_url!r}",
@@ -121,8 +121,9 @@ class AnthropicModel:
         self._timeout = timeout
         self._tool_mode: ToolMode = tool_mode
         self._max_tokens = max_tokens
-        self._sleep = sleep
-        self._policy = RetryPolicy(max_retries=max_retries)
+        self._retrier = Retrier(
+            self.name, RetryPolicy(max_retries=max_retries), sleep, self._secrets
+        )
         try:
             self._client: AsyncAnthropic = anthropic.AsyncAnthropic(
                 api_key=api_key,
@@ -169,22 +170,12 @@ class AnthropicModel:
                 timeout=self._timeout,
             )
 
-        reply = await call_with_retries(
+        return await self._retrier.run(
             attempt,
             self._classify,
-            policy=self._policy,
-            sleep=self._sleep,
-            label=self.name,
-            secrets=self._secrets,
+            lambda reply: self._read(reply, request),
+            expected="a Messages reply",
         )
-        try:
-            return self._read(reply, request)
-        except (AttributeError, TypeError, ValueError) as exc:
-            raise ModelError(
-                f"{self.name}: the server's reply is not a Messages reply ({exc}); "
-                "does base_url point at the API root?",
-                secrets=self._secrets,
-            ) from exc
 
     def _read(self, reply: Message, request: ChatRequest) -> ChatResponse:
         """Turn a Messages reply into a :class:`ChatResponse`."""

@@ -22,7 +22,6 @@ from urllib.parse import urlsplit
 
 from skillwire.core.chat import ChatMessage, ChatRequest, ChatResponse, ToolCall, Usage
 from skillwire.core.errors import ModelConfigError, ModelError
-from skillwire.core.redaction import url_credentials
 from skillwire.models._jsonmode import (
     ToolMode,
     finish_reply,
@@ -31,10 +30,11 @@ from skillwire.models._jsonmode import (
     prepare_messages,
 )
 from skillwire.models._retry import (
+    Retrier,
     RetryPolicy,
     Sleep,
     Transient,
-    call_with_retries,
+    backend_secrets,
     status_failure,
 )
 
@@ -104,7 +104,7 @@ class OpenAICompatModel:
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
         # Redacted from every error this model raises, wherever a message quotes them.
-        self._secrets = tuple(s for s in (api_key, *url_credentials(base_url)) if s)
+        self._secrets = backend_secrets(api_key, base_url)
         if base_url is not None and urlsplit(base_url).scheme not in ("http", "https"):
             raise ModelConfigError(
                 f"openai: base_url must be an http(s) URL, not {base_url!r}", secrets=self._secrets
@@ -123,8 +123,9 @@ class OpenAICompatModel:
         self._model = model
         self._timeout = timeout
         self._tool_mode: ToolMode = tool_mode
-        self._sleep = sleep
-        self._policy = RetryPolicy(max_retries=max_retries)
+        self._retrier = Retrier(
+            self.name, RetryPolicy(max_retries=max_retries), sleep, self._secrets
+        )
         # The official API wants max_completion_tokens (reasoning models refuse
         # max_tokens); compatible servers widely know only max_tokens.
         self._official = base_url is None or urlsplit(base_url).hostname == "api.openai.com"
@@ -183,22 +184,12 @@ class OpenAICompatModel:
                 max_tokens=omit if self._official else limit,
             )
 
-        completion = await call_with_retries(
+        return await self._retrier.run(
             attempt,
             self._classify,
-            policy=self._policy,
-            sleep=self._sleep,
-            label=self.name,
-            secrets=self._secrets,
+            lambda completion: self._read(completion, request),
+            expected="a chat completion",
         )
-        try:
-            return self._read(completion, request)
-        except (AttributeError, TypeError, ValueError) as exc:
-            raise ModelError(
-                f"{self.name}: the server's reply is not a chat completion ({exc}); "
-                "does base_url point at the API root?",
-                secrets=self._secrets,
-            ) from exc
 
     def _read(self, completion: ChatCompletion, request: ChatRequest) -> ChatResponse:
         """Turn a completion into a :class:`ChatResponse`."""

@@ -11,7 +11,8 @@ from typing import Literal, Protocol
 
 from skillwire.core.chat import ChatModel
 from skillwire.core.errors import ModelConfigError
-from skillwire.core.redaction import redact, url_credentials
+from skillwire.core.redaction import redact
+from skillwire.models._retry import backend_secrets
 
 __all__ = ["ModelSettings", "build_model", "probe_model"]
 
@@ -116,7 +117,7 @@ async def probe_model(config: ModelSettings, *, timeout: float = 5.0) -> tuple[b
         key = os.environ.get(config.api_key_env or "ANTHROPIC_API_KEY", "")
         headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
     reachable, detail = await _list_models(base, headers, timeout)
-    return reachable, redact(detail, (key, *url_credentials(base)))
+    return reachable, redact(detail, backend_secrets(key, base))
 
 
 async def _list_models(base: str, headers: dict[str, str], timeout: float) -> tuple[bool, str]:

@@ -190,6 +190,31 @@ class _Builder:
         )
         self.policy.rules.append(rule)
 
+    def approval(
+        self,
+        text: str,
+        tools: Iterable[str],
+        path: FieldPath,
+        *,
+        approver: str,
+        condition: Condition | None = None,
+        waivable: bool = False,
+        note: str = "",
+    ) -> None:
+        """Add a rule that calls of ``tools`` need ``approver``'s approval (when
+        ``condition`` holds; always if it is None)."""
+        self.add(
+            RuleKind.APPROVAL,
+            text,
+            tools,
+            path,
+            ReasonCode.APPROVAL_REQUIRED,
+            condition=condition,
+            approver=approver,
+            waivable=waivable,
+            note=note,
+        )
+
     def text(self, text: str, polarity: str, path: FieldPath) -> None:
         """Keep a rule as text; only the first ``MAX_TEXT_RULES`` go to the planner."""
         source, origin = self.where(path)
@@ -226,23 +251,10 @@ def compile_policy(skill: Skill) -> CompiledPolicy:
             f" when {' or '.join(whens)}" if whens else ""
         )
         if approval.when is None and not approval.conditions:
-            b.add(
-                RuleKind.APPROVAL,
-                text,
-                [name],
-                base,
-                ReasonCode.APPROVAL_REQUIRED,
-                approver=approver,
-            )
+            b.approval(text, [name], base, approver=approver)
         if approval.when is not None:
-            b.add(
-                RuleKind.APPROVAL,
-                text,
-                [name],
-                (*base, "when"),
-                ReasonCode.APPROVAL_REQUIRED,
-                condition=b.cond((*base, "when")),
-                approver=approver,
+            b.approval(
+                text, [name], (*base, "when"), condition=b.cond((*base, "when")), approver=approver
             )
         for ci, c in enumerate(approval.conditions):
             p: FieldPath = (
@@ -250,15 +262,7 @@ def compile_policy(skill: Skill) -> CompiledPolicy:
                 if isinstance(c, PolicyCondition)
                 else (*base, "conditions", ci)
             )
-            b.add(
-                RuleKind.APPROVAL,
-                text,
-                [name],
-                p,
-                ReasonCode.APPROVAL_REQUIRED,
-                condition=b.cond(p),
-                approver=approver,
-            )
+            b.approval(text, [name], p, condition=b.cond(p), approver=approver)
     _guardrails(b)
     _escalation(b)
     _workflows(b)
@@ -282,33 +286,27 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
     approver = pol.approver or b.approver
     asks = pol.requires_approval
     if asks is True or asks == "always":
-        b.add(
-            RuleKind.APPROVAL,
+        b.approval(
             f"{name} always needs {approver} approval",
             [name],
             (*path, "policy", "requires_approval"),
-            ReasonCode.APPROVAL_REQUIRED,
             approver=approver,
         )
     elif asks == "conditional" and pol.condition is not None:
         p = (*path, "policy", "condition")
-        b.add(
-            RuleKind.APPROVAL,
+        b.approval(
             f"{name} needs {approver} approval when {pol.condition}",
             [name],
             p,
-            ReasonCode.APPROVAL_REQUIRED,
             condition=b.cond(p),
             approver=approver,
         )
     elif asks == "conditional" and not any(c.action == "require_approval" for c in pol.conditions):
-        b.add(
-            RuleKind.APPROVAL,
+        b.approval(
             f"{name} needs {approver} approval "
             "(requires_approval: conditional with no condition: fail closed)",
             [name],
             (*path, "policy", "requires_approval"),
-            ReasonCode.APPROVAL_REQUIRED,
             approver=approver,
         )
     if pol.allowed == "conditional" and (
@@ -316,15 +314,13 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
     ):
         # allowed: conditional says the tool runs only when its conditions allow it:
         # a call no allow condition covers (or any call, with none) needs approval.
-        b.add(
-            RuleKind.APPROVAL,
+        b.approval(
             f"{name} needs {approver} approval unless an allow condition holds"
             if pol.conditions
             else f"{name} needs {approver} approval (allowed: conditional with no "
             "conditions: fail closed)",
             [name],
             (*path, "policy", "allowed"),
-            ReasonCode.APPROVAL_REQUIRED,
             approver=approver,
             waivable=True,
         )
@@ -344,15 +340,8 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
                 waivable=True,
             )
         elif c.action == "require_approval":
-            b.add(
-                RuleKind.APPROVAL,
-                text,
-                [name],
-                p,
-                ReasonCode.APPROVAL_REQUIRED,
-                condition=cond,
-                approver=c.approver or approver,
-                waivable=True,
+            b.approval(
+                text, [name], p, condition=cond, approver=c.approver or approver, waivable=True
             )
         elif c.action == "escalate":
             b.add(
@@ -480,12 +469,10 @@ def _guardrails(b: _Builder) -> None:
             if meaning.kind == "tool_deny":
                 b.add(RuleKind.TOOL_DENY, rule, meaning.tools, path, ReasonCode.TOOL_DENIED)
             elif meaning.kind == "approval":
-                b.add(
-                    RuleKind.APPROVAL,
+                b.approval(
                     rule,
                     meaning.tools,
                     path,
-                    ReasonCode.APPROVAL_REQUIRED,
                     condition=cond,
                     approver=meaning.approver or b.approver,
                 )
@@ -511,15 +498,7 @@ def _understood_in_part(b: _Builder, rule: str, meaning: SentenceMeaning, path: 
         f"sentence not fully understood ({meaning.unread!r} is not): every call of {tools} "
         f"needs {approver} approval instead of {instead}"
     )
-    b.add(
-        RuleKind.APPROVAL,
-        rule,
-        meaning.tools,
-        path,
-        ReasonCode.APPROVAL_REQUIRED,
-        approver=approver,
-        note=note,
-    )
+    b.approval(rule, meaning.tools, path, approver=approver, note=note)
     message = (
         f"only part of this sentence is understood ({meaning.unread!r} is not), so every "
         f"call of {tools} needs {approver} approval, with the sentence as the reason"
@@ -547,15 +526,7 @@ def _structured(b: _Builder, rule: StructuredRule, path: FieldPath) -> None:
         kind = RuleKind.THRESHOLD if cond is not None else RuleKind.TOOL_DENY
         b.add(kind, rule.rule, scope, path, ReasonCode.GUARDRAIL_BLOCKED, condition=cond)
     elif rule.action == "require_approval":
-        b.add(
-            RuleKind.APPROVAL,
-            rule.rule,
-            scope,
-            path,
-            ReasonCode.APPROVAL_REQUIRED,
-            condition=cond,
-            approver=rule.approver or b.approver,
-        )
+        b.approval(rule.rule, scope, path, condition=cond, approver=rule.approver or b.approver)
     else:
         b.add(
             RuleKind.REQUIRE_INPUT,
