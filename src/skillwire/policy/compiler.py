@@ -85,6 +85,9 @@ class CompiledRule:
     """An ``allow`` condition of the same tool that holds waives this rule."""
     note: str = ""
     """Why the rule is enforced other than it reads (a sentence understood in part)."""
+    self_approval: bool = False
+    """An approval the job's owner may give on their own call (``self_approval:
+    allowed``); otherwise it must come from someone else."""
 
     def applies_to(self, tool: str) -> bool:
         """Whether the rule's scope includes ``tool`` (empty scope: every tool)."""
@@ -170,6 +173,7 @@ class _Builder:
         after: tuple[str, ...] = (),
         waivable: bool = False,
         note: str = "",
+        self_approval: bool = False,
     ) -> None:
         source, origin = self.where(path)
         rule = CompiledRule(
@@ -187,6 +191,7 @@ class _Builder:
             after=after,
             waivable=waivable,
             note=note,
+            self_approval=self_approval,
         )
         self.policy.rules.append(rule)
 
@@ -220,6 +225,7 @@ def compile_policy(skill: Skill) -> CompiledPolicy:
         name = target.name if target else approval.tool_id
         base: FieldPath = ("policy", "approvals", ai)
         approver = approval.approver or b.approver
+        own = approval.self_approval == "allowed"
         whens = [approval.when] if approval.when is not None else []
         whens += [c.when if isinstance(c, PolicyCondition) else c for c in approval.conditions]
         text = approval.reason or f"{name} needs {approver} approval" + (
@@ -233,6 +239,7 @@ def compile_policy(skill: Skill) -> CompiledPolicy:
                 base,
                 ReasonCode.APPROVAL_REQUIRED,
                 approver=approver,
+                self_approval=own,
             )
         if approval.when is not None:
             b.add(
@@ -243,6 +250,7 @@ def compile_policy(skill: Skill) -> CompiledPolicy:
                 ReasonCode.APPROVAL_REQUIRED,
                 condition=b.cond((*base, "when")),
                 approver=approver,
+                self_approval=own,
             )
         for ci, c in enumerate(approval.conditions):
             p: FieldPath = (
@@ -258,6 +266,11 @@ def compile_policy(skill: Skill) -> CompiledPolicy:
                 ReasonCode.APPROVAL_REQUIRED,
                 condition=b.cond(p),
                 approver=approver,
+                self_approval=(
+                    c.self_approval == "allowed"
+                    if isinstance(c, PolicyCondition) and c.self_approval
+                    else own
+                ),
             )
     _guardrails(b)
     _escalation(b)
@@ -280,6 +293,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             ReasonCode.TOOL_NEVER_ALLOWED,
         )
     approver = pol.approver or b.approver
+    own = pol.self_approval == "allowed"
     asks = pol.requires_approval
     if asks is True or asks == "always":
         b.add(
@@ -289,6 +303,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             (*path, "policy", "requires_approval"),
             ReasonCode.APPROVAL_REQUIRED,
             approver=approver,
+            self_approval=own,
         )
     elif asks == "conditional" and pol.condition is not None:
         p = (*path, "policy", "condition")
@@ -300,6 +315,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             ReasonCode.APPROVAL_REQUIRED,
             condition=b.cond(p),
             approver=approver,
+            self_approval=own,
         )
     elif asks == "conditional" and not any(c.action == "require_approval" for c in pol.conditions):
         b.add(
@@ -310,6 +326,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             (*path, "policy", "requires_approval"),
             ReasonCode.APPROVAL_REQUIRED,
             approver=approver,
+            self_approval=own,
         )
     if pol.allowed == "conditional" and (
         not pol.conditions or any(c.action == "allow" for c in pol.conditions)
@@ -327,6 +344,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             ReasonCode.APPROVAL_REQUIRED,
             approver=approver,
             waivable=True,
+            self_approval=own,
         )
     esc = b.skill.policy.escalation
     for ci, c in enumerate(pol.conditions):
@@ -353,6 +371,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
                 condition=cond,
                 approver=c.approver or approver,
                 waivable=True,
+                self_approval=(c.self_approval or pol.self_approval) == "allowed",
             )
         elif c.action == "escalate":
             b.add(
@@ -555,6 +574,7 @@ def _structured(b: _Builder, rule: StructuredRule, path: FieldPath) -> None:
             ReasonCode.APPROVAL_REQUIRED,
             condition=cond,
             approver=rule.approver or b.approver,
+            self_approval=rule.self_approval == "allowed",
         )
     else:
         b.add(

@@ -20,6 +20,7 @@ from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.skills._base import SkillPart
 from skillwire.skills._validation import validate_document, walk_extras
 from skillwire.skills.model_package import FilesystemPolicy, ShellPolicy
+from skillwire.skills.model_tools import SelfApproval
 from skillwire.skills.source import read_document
 
 __all__ = ["BaseApproval", "BasePolicy", "load_base_policy"]
@@ -34,6 +35,9 @@ class BaseApproval(SkillPart):
     """When approval is needed; without it, always."""
     approver: str = "supervisor"
     """The approving role."""
+    self_approval: SelfApproval = "refused"
+    """``allowed`` lets the job's owner approve their own call when they hold the
+    approver role; by default (``refused``) the approval must come from someone else."""
     reason: str = ""
     """Why, shown to the approver."""
 
