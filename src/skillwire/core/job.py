@@ -218,11 +218,12 @@ class EventKind(StrEnum):
     """Input was accepted. ``inputs``, ``ignored`` (names not asked for),
     ``correlation_id``."""
     APPROVAL_GRANTED = "approval_granted", Stage.RESUME
-    """The approver approved the exact call. ``role``, ``tool``, ``args``,
+    """The approver approved the exact call, for one execution. ``role``,
+    ``decided_by`` (who: a key's principal, ``cli:<user>``), ``tool``, ``args``,
     ``correlation_id``."""
     APPROVAL_DENIED = "approval_denied", Stage.RESUME
     """The approver denied the call; it does not run. ``reason_code`` APPROVAL_DENIED;
-    ``role``, ``tool``, ``args``, ``correlation_id``."""
+    ``role``, ``decided_by``, ``tool``, ``args``, ``correlation_id``."""
     OPERATOR_DECIDED = "operator_decided", Stage.RESUME
     """An operator said whether an interrupted tool ran. ``outcome`` (``ran`` or
     ``not_run``), ``tool``."""

@@ -31,7 +31,7 @@ from skillwire.policy.sentences import SentenceMeaning, read_sentence, rewrite_h
 from skillwire.skills.model import Skill
 from skillwire.skills.model_policy import StructuredRule
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
-from skillwire.skills.semantics import RUNTIME_NAMES, workflow_step_tool
+from skillwire.skills.semantics import RUNTIME_NAMES, approver_problem, workflow_step_tool
 
 __all__ = [
     "MAX_TEXT_RULES",
@@ -40,6 +40,7 @@ __all__ = [
     "RuleKind",
     "TextRule",
     "access_location",
+    "approver_errors",
     "compile_policy",
     "estimate_tokens",
 ]
@@ -278,7 +279,28 @@ def compile_policy(skill: Skill) -> CompiledPolicy:
     policy = b.policy
     for tool in skill.tools:
         policy.by_tool[tool.name] = tuple(r for r in policy.rules if r.applies_to(tool.name))
+    policy.findings.extend(approver_errors(policy.rules, b.approver))
     return policy
+
+
+def approver_errors(rules: Iterable[CompiledRule], default: str) -> list[SkillIssue]:
+    """An error for each rule asking a role every caller holds (a guardrail sentence's
+    "user approval"; the loader reports the fields that name one)."""
+    issues = []
+    for rule in rules:
+        if rule.kind not in (RuleKind.APPROVAL, RuleKind.ESCALATION):
+            continue
+        problem = approver_problem(rule.approver or default)
+        if problem is not None:
+            issues.append(
+                SkillIssue(
+                    Severity.ERROR,
+                    f"{rule.origin}: {problem}",
+                    rule.source,
+                    code="approver-every-caller",
+                )
+            )
+    return issues
 
 
 def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:

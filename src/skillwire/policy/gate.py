@@ -32,6 +32,7 @@ from skillwire.policy.compiler import (
     CompiledRule,
     RuleKind,
     access_location,
+    approver_errors,
     compile_policy,
 )
 from skillwire.policy.decisions import (
@@ -113,7 +114,8 @@ class Gate:
     @classmethod
     def for_skill(cls, skill: Skill, *, base: BasePolicy | None = None) -> Gate:
         """Compile ``skill``'s rules, merge them with ``base`` (skillwire's default when
-        None), and build the gate. Raises SkillError if the base cannot apply."""
+        None), and build the gate. Raises SkillError if the base cannot apply, or if a
+        rule asks a role every caller holds (``user``) to approve."""
         base = base or BasePolicy()
         policy = compile_policy(skill)
         policy.rules.extend(_base_rules(skill, base))
@@ -133,6 +135,9 @@ class Gate:
         policy.by_tool = {
             t.name: tuple(r for r in policy.rules if r.applies_to(t.name)) for t in skill.tools
         }
+        caller_roles = approver_errors(policy.rules, skill.policy.default_approver)
+        if caller_roles:  # a job's owner could approve their own calls
+            raise SkillError(caller_roles)
         return cls(skill, policy, access)
 
     @property

@@ -21,6 +21,7 @@ from skillwire.skills._base import SkillPart
 from skillwire.skills._validation import validate_document, walk_extras
 from skillwire.skills.model_package import FilesystemPolicy, ShellPolicy
 from skillwire.skills.model_tools import SelfApproval
+from skillwire.skills.semantics import approver_problem
 from skillwire.skills.source import read_document
 
 __all__ = ["BaseApproval", "BasePolicy", "load_base_policy"]
@@ -85,5 +86,18 @@ def load_base_policy(path: Path) -> BasePolicy:
     ]
     if unknown:
         raise SkillError(unknown)
+    roles = [
+        SkillIssue(
+            Severity.ERROR,
+            f"base policy approval {i}: {problem}",
+            doc.locate(("approvals", i, "approver")),
+            ("approvals", i, "approver"),
+            code="approver-every-caller",
+        )
+        for i, approval in enumerate(policy.approvals)
+        if (problem := approver_problem(approval.approver)) is not None
+    ]
+    if roles:
+        raise SkillError(roles)
     policy._locator = doc.locate
     return policy
