@@ -4,13 +4,21 @@ the pause it answers; events record who decided."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.server.helpers import auth, decide, to_approval
+from tests.server.helpers import auth, decide, key, to_approval
 
 SENTENCE = '      - "Never process refunds over $500 without supervisor approval"\n'
+
+
+def login(client: TestClient, who: str) -> None:
+    """Log ``who`` in through the form (the cookie stays on the client)."""
+    client.cookies.clear()
+    response = client.post("/login", data={"key": key(who), "next": "/"}, follow_redirects=False)
+    assert response.status_code == 303
 
 
 def error_of(response: object) -> tuple[int, str]:
@@ -103,3 +111,26 @@ def test_events_record_who_decided(client: TestClient) -> None:
     assert granted[0]["data"]["correlation_id"]
     denied = decide(client, to_approval(client), "sup", "deny").json()
     assert [e["data"]["decided_by"] for e in denied["events"] if "denied" in e["kind"]] == ["sup"]
+
+
+def test_the_page_offers_no_buttons_to_the_owner_and_sends_the_pause(client: TestClient) -> None:
+    job = to_approval(client, "selfie")
+    login(client, "selfie")
+    page = client.get(f"/jobs/{job['id']}").text
+    assert 'id="approve"' not in page and "Waiting for approval by a supervisor" in page
+    assert job["id"] not in client.get("/approvals").text
+    refused = client.post(
+        f"/jobs/{job['id']}/approval",
+        data={"decision": "approve", "correlation_id": job["waiting"]["correlation_id"]},
+        headers={"Accept": "text/html"},
+    )
+    assert refused.status_code == 403
+    login(client, "sup")
+    page = client.get(f"/jobs/{job['id']}").text
+    form = re.search(r'<form[^>]*action="/jobs/[^"]+/approval".*?</form>', page, re.S)
+    assert form is not None and 'id="approve"' in form.group(0)
+    assert f'name="correlation_id" value="{job["waiting"]["correlation_id"]}"' in form.group(0)
+    inbox = client.get("/approvals").text
+    assert f'value="{job["waiting"]["correlation_id"]}"' in inbox
+    bare = client.post(f"/jobs/{job['id']}/approval", data={"decision": "approve"})
+    assert bare.status_code == 400 and "correlation_id" in bare.text
