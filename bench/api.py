@@ -143,7 +143,9 @@ class Client:
         base = f"/api/jobs/{job['id']}"
         job = self.post(f"{base}/input", USER_KEY, {"input": {"order_id": "ORD-12345"}})
         _expect(job, "paused", "APPROVAL_REQUIRED")
-        job = self.post(f"{base}/approval", SUPERVISOR_KEY, {"decision": "approve"})
+        pause = job["waiting"]["correlation_id"]  # a decision names the pause it answers
+        body = {"decision": "approve", "correlation_id": pause}
+        job = self.post(f"{base}/approval", SUPERVISOR_KEY, body)
         _expect(job, "completed", "SUCCESS")
 
 

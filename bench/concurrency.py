@@ -109,8 +109,18 @@ async def _start(runtime: Runtime, skill: Skill, user: str) -> tuple[str, bool]:
 
 
 async def _resume(runtime: Runtime, job_id: str) -> tuple[str, bool]:
-    """Approve one job; its id, and whether it completed."""
-    job = await runtime.resume(job_id, approval="approve", role="supervisor", detail=False)
+    """Approve one job, naming the pause it waits under (read from the store: another
+    process may have started it); its id, and whether it completed."""
+    record = await runtime.store.get(job_id)
+    waiting = record.waiting if record is not None else None
+    job = await runtime.resume(
+        job_id,
+        approval="approve",
+        role="supervisor",
+        decided_by="sup",
+        correlation_id=waiting.correlation_id if waiting is not None else None,
+        detail=False,
+    )
     return job.id, job.status is JobStatus.COMPLETED
 
 
@@ -155,7 +165,7 @@ async def _share(
     try:
         # one job first, so that the skill's gate is compiled before the clock starts
         warm = await runtime.start(skill, MESSAGE, detail=False)
-        await runtime.resume(warm.id, approval="approve", role="supervisor", detail=False)
+        await _resume(runtime, warm.id)
         model.calls = 0
         freeze_startup_heap()  # as skillwire serve does once started
         tune_collector()

@@ -117,11 +117,24 @@ def _summary_only() -> dict[str, Any]:
     return {"detail": False} if "detail" in inspect.signature(Runtime.start).parameters else {}
 
 
+async def _approve(runtime: Runtime, job: Any, opts: dict[str, Any]) -> Any:
+    """Approve the call ``job`` waits on as the supervisor ``sup``, naming its pause."""
+    waiting = job.record.waiting
+    return await runtime.resume(
+        job.id,
+        approval="approve",
+        role="supervisor",
+        decided_by="sup",
+        correlation_id=waiting.correlation_id if waiting is not None else None,
+        **opts,
+    )
+
+
 async def _one_job(runtime: Runtime, skill: Skill, opts: dict[str, Any]) -> str:
     job = await runtime.start(skill, MESSAGE, context={"user_id": "u1"}, **opts)
     if job.record.outcome_class != OutcomeClass.APPROVAL_REQUIRED:
         raise SystemExit(f"expected a pause for approval, got {job.record.outcome_class}")
-    job = await runtime.resume(job.id, approval="approve", role="supervisor", **opts)
+    job = await _approve(runtime, job, opts)
     if job.status is not JobStatus.COMPLETED:
         raise SystemExit(f"expected a completed job, got {job.status}")
     return job.id
@@ -139,7 +152,7 @@ async def measure(jobs: int, warmup: int, folder: Path) -> dict[str, Any]:
             await _one_job(runtime, skill, opts)
         paused = await runtime.start(skill, MESSAGE, context={"user_id": "u1"}, **opts)
         paused_bytes = await store.bytes_for(paused.id)
-        await runtime.resume(paused.id, approval="approve", role="supervisor", **opts)
+        await _approve(runtime, paused, opts)
         freeze_startup_heap()  # as skillwire serve does once started
         tune_collector()
         store.saves = 0

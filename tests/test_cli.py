@@ -14,6 +14,7 @@ from tests.engine.helpers import ORDER, call, input_script, intent, lookup_yaml
 from typer.testing import CliRunner, Result
 
 from skillwire.cli_app import app
+from skillwire.cli_jobs import cli_actor
 
 ROOT = Path(__file__).resolve().parent.parent
 REFUND = ROOT / "examples" / "refund_support" / "domain.yaml"
@@ -429,3 +430,44 @@ def test_the_configured_default_tool_timeout_is_the_runtimes() -> None:
     from skillwire.tools import DEFAULT_TOOL_TIMEOUT
 
     assert ToolsConfig().timeout == DEFAULT_TOOL_TIMEOUT
+
+
+def test_a_decision_names_the_call_and_who_decided(env: dict[str, Path]) -> None:
+    """The CLI decides the call the job waits on now, sends its pause's correlation id,
+    says which call it decided, and is recorded as ``cli:<OS user>``."""
+    job = start(env)
+    waiting = ok(resume(env, job["id"], "--input", f"order_id={ORDER}"))["waiting"]
+    result = resume(env, job["id"], "--approve", "--as", "supervisor")
+    job = ok(result)
+    actor = cli_actor()
+    assert actor.startswith("cli:") and len(actor) > 4
+    assert f"{actor} (supervisor) approved process_refund" in result.stderr
+    assert waiting["correlation_id"] in result.stderr
+    granted = [e for e in job["events"] if e["kind"] == "approval_granted"]
+    assert [(e["data"]["decided_by"], e["data"]["correlation_id"]) for e in granted] == [
+        (actor, waiting["correlation_id"])
+    ]
+
+
+def test_the_cli_user_may_not_approve_a_job_they_own(env: dict[str, Path]) -> None:
+    """A job started with ``--context user_id=cli:<you>`` is yours: another must approve."""
+    job = ok(
+        cli(
+            "run",
+            REFUND,
+            "-m",
+            "I want a refund of $750",
+            "--context",
+            f"user_id={cli_actor()}",
+            "--model",
+            f"scripted:{env['script']}",
+            "--db",
+            env["db"],
+            "--json",
+        )
+    )
+    assert job["owner"] == cli_actor()
+    ok(resume(env, job["id"], "--input", f"order_id={ORDER}"))
+    user_error(resume(env, job["id"], "--approve", "--as", "supervisor"), "may not approve")
+    denied = ok(resume(env, job["id"], "--deny", "--as", "supervisor"))
+    assert denied["status"] == "completed"

@@ -171,9 +171,19 @@ def resume(
 ) -> None:
     """Give a paused job its input, or approve or deny its waiting call.
 
-    Exits 2 with a message when the input is refused (the job waits on, unchanged).
+    A decision is for the call the job waits on now (printed to standard error, its
+    pause's correlation id sent along) and is recorded as decided by ``cli:<your OS
+    user>``. Exits 2 with a message when the input is refused (the job waits on,
+    unchanged) or the decision is not allowed.
     """
-    from skillwire.cli_jobs import guard, parse_pairs, print_job, refused_input, with_runtime
+    from skillwire.cli_jobs import (
+        decide_waiting,
+        guard,
+        parse_pairs,
+        print_job,
+        refused_input,
+        with_runtime,
+    )
     from skillwire.config import load_config
     from skillwire.core.errors import UsageError
 
@@ -193,7 +203,11 @@ def resume(
             _db(db, config),
             model,
             job_id,
-            lambda rt: rt.resume(job_id, input=values, approval=decision, role=as_role),
+            lambda rt: (
+                decide_waiting(rt, job_id, decision, as_role)
+                if decision is not None
+                else rt.resume(job_id, input=values)
+            ),
             config=config,
         )
         print_job(job, as_json)

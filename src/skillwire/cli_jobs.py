@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import typer
 from rich.console import Console
@@ -26,6 +26,8 @@ def _width() -> int:
 
 
 __all__ = [
+    "cli_actor",
+    "decide_waiting",
     "fail",
     "guard",
     "parse_pairs",
@@ -99,6 +101,47 @@ def with_runtime(
                 await runtime.store.close()
 
     return asyncio.run(main())
+
+
+def cli_actor() -> str:
+    """Who decides from this command line: ``cli:<the OS user>`` (``cli:uid<N>`` when the
+    system has no name for it). A job the CLI started is owned by its context's
+    ``user_id`` (none by default), so this is never its owner unless that names it."""
+    import getpass
+    import os
+
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (OSError, KeyError):  # no LOGNAME/USER and no password entry
+        return f"cli:uid{os.getuid()}"
+
+
+async def decide_waiting(
+    runtime: Runtime, job_id: str, decision: Literal["approve", "deny"], role: str | None
+) -> JobView:
+    """Approve or deny the call job ``job_id`` waits on now, as :func:`cli_actor`: read
+    its waiting object and send that pause's correlation id (a job that moved on
+    meanwhile is a conflict, not another call decided); once accepted, say on standard
+    error which call was decided."""
+    view = await runtime.view(job_id, detail=False)
+    waiting = view.record.waiting
+    actor = cli_actor()
+    job = await runtime.resume(
+        job_id,
+        approval=decision,
+        role=role,
+        decided_by=actor,
+        correlation_id=waiting.correlation_id if waiting is not None else None,
+    )
+    if waiting is not None and waiting.tool is not None:
+        done = "approved" if decision == "approve" else "denied"
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"{actor} ({role}) {done} {waiting.tool} "
+            f"{json.dumps(waiting.arguments or {}, sort_keys=True)} "
+            f"(pause {waiting.correlation_id})",
+            markup=False,
+        )
+    return job
 
 
 def fail(message: str) -> typer.Exit:

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.engine.helpers import SwitchModel, approval_script, drive, fresh_script
+from tests.engine.helpers import SwitchModel, approval_script, decide, drive, fresh_script
 
 from skillwire.core.job import Event, JobRecord, JobStatus
 from skillwire.engine import Runtime
@@ -80,7 +80,7 @@ async def work(db: Path, skill: Skill, ledger: Path, jobs: int) -> None:
             fresh_script(model, approval_script())
             job = await runtime.start(skill, "Refund 750 for ORD-12345", detail=False)
             say(f"paused {job.id}")
-            await runtime.resume(job.id, approval="approve", role="supervisor", detail=False)
+            await decide(runtime, job.id, "approve", role="supervisor", detail=False)
             say(f"done {job.id}")
         say("idle")
     finally:

@@ -402,7 +402,7 @@ async def drive(
             await runtime.recover(job_id, detail=False)
         elif record.status is JobStatus.PAUSED:
             if record.outcome_class is OutcomeClass.APPROVAL_REQUIRED:
-                await runtime.resume(job_id, approval="approve", role="supervisor", detail=False)
+                await decide(runtime, job_id, "approve", role="supervisor", detail=False)
             elif record.outcome_class is OutcomeClass.OPERATOR_ACTION_REQUIRED:
                 flight = record.state["in_flight"]
                 ran = ledger_runs(ledger)[(flight["tool"], flight["key"])] > 0
@@ -419,3 +419,27 @@ async def drive(
 def run(coro: Any) -> Any:
     """``asyncio.run``, for sync tests."""
     return asyncio.run(coro)
+
+
+async def decide(
+    runtime: Runtime,
+    job_id: str,
+    approval: str = "approve",
+    *,
+    role: str | None = "supervisor",
+    decided_by: str = "sup",
+    **options: Any,
+) -> JobView:
+    """Approve or deny the call job ``job_id`` waits on, as ``decided_by`` holding
+    ``role``, naming the pause it waits under now (unless ``correlation_id`` is given)."""
+    if "correlation_id" not in options:
+        record = await runtime.store.get(job_id)
+        waiting = record.waiting if record is not None else None
+        options["correlation_id"] = waiting.correlation_id if waiting is not None else None
+    return await runtime.resume(
+        job_id,
+        approval=approval,  # type: ignore[arg-type]
+        role=role,
+        decided_by=decided_by,
+        **options,
+    )

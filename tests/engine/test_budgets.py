@@ -8,6 +8,7 @@ from tests.engine.helpers import (
     FILES_SKILL,
     approval_script,
     call,
+    decide,
     events_of,
     intent,
     refund_variant,
@@ -89,7 +90,7 @@ def test_every_model_call_is_recorded(tmp_path: Path, refund_yaml: Path) -> None
     async def main() -> None:
         async with runtime_for(tmp_path / "jobs.db", script) as (rt, model):
             job = await rt.start(load_skill(refund_yaml), "Refund 750 for ORD-12345")
-            job = await rt.resume(job.id, approval="approve", role="supervisor")
+            job = await decide(rt, job.id, "approve", role="supervisor")
             records = job.model_calls
             assert [c.seq for c in records] == list(range(1, 8))
             assert [c.stage for c in records] == [r["stage"] for r in script]

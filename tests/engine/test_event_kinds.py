@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from tests.conftest import ROOT
-from tests.engine.helpers import ORDER, input_script, run, runtime_for
+from tests.engine.helpers import ORDER, decide, input_script, run, runtime_for
 
 from skillwire.core.job import Event, EventKind, Stage
 from skillwire.skills import load_skill
@@ -39,7 +39,7 @@ def test_a_job_records_only_known_kinds_each_with_its_stage(tmp_path: Path) -> N
         async with runtime_for(tmp_path / "jobs.db", input_script()) as (runtime, _model):
             job = await runtime.start(skill, "Refund 750 please")
             job = await runtime.resume(job.id, input={"order_id": ORDER})
-            job = await runtime.resume(job.id, approval="approve", role="supervisor")
+            job = await decide(runtime, job.id, "approve", role="supervisor")
             assert job.status == "completed"
             return job.events
 

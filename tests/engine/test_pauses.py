@@ -12,6 +12,7 @@ from tests.engine.helpers import (
     ORDER,
     approval_script,
     call,
+    decide,
     events_of,
     final,
     gate,
@@ -167,16 +168,16 @@ def test_only_the_named_role_may_approve(tmp_path: Path, refund_yaml: Path) -> N
             job = await rt.start(load_skill(refund_yaml), "Refund 750 for ORD-12345")
             for role in ("clerk", None, "Supervisor"):
                 with pytest.raises(ForbiddenError, match="only the role 'supervisor'"):
-                    await rt.resume(job.id, approval="approve", role=role)
+                    await decide(rt, job.id, "approve", role=role)
             with pytest.raises(ForbiddenError):
-                await rt.resume(job.id, approval="deny", role="clerk")
+                await decide(rt, job.id, "deny", role="clerk")
             with pytest.raises(UsageError, match="approve or deny"):
                 await rt.resume(job.id, input={"order_id": ORDER}, role="supervisor")
             still = await rt.view(job.id)
             assert still.record.outcome_class is OutcomeClass.APPROVAL_REQUIRED
             assert still.record.version == job.record.version  # nothing was written
             assert len(model.calls) == 4
-            job = await rt.resume(job.id, approval="approve", role="supervisor")
+            job = await decide(rt, job.id, "approve", role="supervisor")
             assert job.status is JobStatus.COMPLETED
             granted = events_of(job, "approval_granted")
             assert [(e.data["role"], e.data["args"]) for e in granted] == [
@@ -201,7 +202,7 @@ def test_an_approval_binds_the_approved_arguments(tmp_path: Path) -> None:
             job = await rt.start(skill, "Refund 750 for ORD-12345")
             first = job.record.waiting
             assert first is not None and first.arguments == {"order_id": ORDER, "amount": 750}
-            job = await rt.resume(job.id, approval="approve", role="supervisor")
+            job = await decide(rt, job.id, "approve", role="supervisor")
             ran = [
                 e.data["args"]
                 for e in events_of(job, "tool_started")
@@ -212,7 +213,7 @@ def test_an_approval_binds_the_approved_arguments(tmp_path: Path) -> None:
             assert job.record.outcome_class is OutcomeClass.APPROVAL_REQUIRED
             assert second is not None and second.arguments == {"order_id": ORDER, "amount": 600}
             assert second.correlation_id != first.correlation_id
-            job = await rt.resume(job.id, approval="deny", role="supervisor")
+            job = await decide(rt, job.id, "deny", role="supervisor")
             model.assert_complete()
             assert job.status is JobStatus.COMPLETED
             assert len(ran) == 1
@@ -232,7 +233,7 @@ def test_a_denial_tells_the_planner_and_the_tool_never_runs(
     async def main() -> None:
         async with runtime_for(tmp_path / "jobs.db", script) as (rt, model):
             job = await rt.start(load_skill(refund_yaml), "Refund 750 for ORD-12345")
-            job = await rt.resume(job.id, approval="deny", role="supervisor")
+            job = await decide(rt, job.id, "deny", role="supervisor")
             model.assert_complete()
             assert job.status is JobStatus.COMPLETED
             assert "process_refund" not in [e.data["tool"] for e in events_of(job, "tool_started")]
@@ -256,7 +257,7 @@ def test_a_paused_job_spends_no_iteration_and_no_model_call(
             for _ in range(3):
                 await rt.resume(job.id, input={"order_id": "bad"})
                 with pytest.raises(UsageError):
-                    await rt.resume(job.id, approval="approve", role="supervisor")
+                    await decide(rt, job.id, "approve", role="supervisor")
             stored = await rt.view(job.id)
             assert {k: stored.record.state[k] for k in counters} == counters
             assert len(model.calls) == counters["model_calls"] == 2
@@ -282,15 +283,16 @@ def test_resume_refuses_what_it_cannot_apply(tmp_path: Path, refund_yaml: Path) 
                 job.id, input={"order_id": ORDER}, correlation_id=waiting.correlation_id
             )
             with pytest.raises(ConflictError, match="another correlation id"):
-                await rt.resume(
+                await decide(
+                    rt,
                     job.id,
-                    approval="approve",
+                    "approve",
                     role="supervisor",
                     correlation_id=waiting.correlation_id,
                 )
-            job = await rt.resume(job.id, approval="approve", role="supervisor")
+            job = await decide(rt, job.id, "approve", role="supervisor")
             with pytest.raises(ConflictError, match="is completed, not paused"):
-                await rt.resume(job.id, approval="approve", role="supervisor")
+                await decide(rt, job.id, "approve", role="supervisor")
 
     run(main())
 
@@ -331,7 +333,7 @@ def test_a_denied_call_proposed_again_is_not_asked_again(tmp_path: Path, refund_
     async def main() -> None:
         async with runtime_for(tmp_path / "jobs.db", script) as (rt, model):
             job = await rt.start(load_skill(refund_yaml), "Refund 750 for ORD-12345")
-            job = await rt.resume(job.id, approval="deny", role="supervisor")
+            job = await decide(rt, job.id, "deny", role="supervisor")
             model.assert_complete()
             assert job.status is JobStatus.COMPLETED
             assert len(events_of(job, "paused")) == 1

@@ -15,6 +15,7 @@ from tests.engine.helpers import (
     SwitchModel,
     approval_script,
     continue_script,
+    decide,
     drive,
     events_of,
     fresh_script,
@@ -51,9 +52,7 @@ async def first_pass(store: SQLiteJobStore, skill: Skill, flow: str) -> str | No
         job_id = job.id
         while job.status is JobStatus.PAUSED:
             if job.record.outcome_class is OutcomeClass.APPROVAL_REQUIRED:
-                job = await runtime.resume(
-                    job.id, approval="approve", role="supervisor", detail=False
-                )
+                job = await decide(runtime, job.id, "approve", role="supervisor", detail=False)
             else:
                 job = await runtime.resume(job.id, input={"order_id": ORDER}, detail=False)
     except Crash:

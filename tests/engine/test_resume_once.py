@@ -16,6 +16,7 @@ from tests.engine.helpers import (
     SwitchModel,
     approval_script,
     continue_script,
+    decide,
     events_of,
     fresh_script,
     input_script,
@@ -112,7 +113,7 @@ def test_two_concurrent_approvals_apply_once(tmp_path: Path) -> None:
         a, b, model_a, model_b = await race(
             tmp_path / "jobs.db",
             replies,
-            lambda rt: rt.resume(job_id, approval="approve", role="supervisor"),
+            lambda rt: decide(rt, job_id, "approve", role="supervisor"),
         )
         won, lost = winner_and_loser(a, b)
         assert "changed meanwhile" in str(lost)

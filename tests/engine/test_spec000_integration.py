@@ -16,6 +16,7 @@ from tests.engine.helpers import (
     ORDER,
     approval_script,
     call,
+    decide,
     events_of,
     final,
     gate,
@@ -42,7 +43,7 @@ def test_gate_disabled_skips_the_gate_and_its_model_call(tmp_path: Path) -> None
     async def main() -> None:
         async with runtime_for(tmp_path / "jobs.db", script) as (rt, model):
             job = await rt.start(skill, "Refund 750 for ORD-12345")
-            job = await rt.resume(job.id, approval="approve", role="supervisor")
+            job = await decide(rt, job.id, "approve", role="supervisor")
             model.assert_complete()
             assert job.status is JobStatus.COMPLETED
             assert "gate" not in [c.stage for c in job.model_calls]

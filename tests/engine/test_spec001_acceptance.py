@@ -20,6 +20,7 @@ from tests.engine.helpers import (
     ORDER,
     REFUND_DIR,
     call,
+    decide,
     events_of,
     final,
     gate,
@@ -117,7 +118,7 @@ def test_missing_input_never_exhausts_the_budget(tmp_path: Path) -> None:
                 assert job.record.outcome_class is OutcomeClass.USER_ACTION_REQUIRED
             job = await rt.resume(job.id, input={"order_id": ORDER})
             assert job.record.outcome_class is OutcomeClass.APPROVAL_REQUIRED
-            job = await rt.resume(job.id, approval="approve", role="supervisor")
+            job = await decide(rt, job.id, "approve", role="supervisor")
             model.assert_complete()
             assert job.status is JobStatus.COMPLETED
             assert job.record.state["iterations"] == 4
@@ -133,7 +134,7 @@ def test_the_same_flow_one_iteration_short_does_exhaust_the_budget(tmp_path: Pat
         async with runtime_for(tmp_path / "jobs.db", input_script()[:4]) as (rt, model):
             job = await rt.start(tight(tmp_path, 3), "I want a refund of $750")
             job = await rt.resume(job.id, input={"order_id": ORDER})
-            job = await rt.resume(job.id, approval="approve", role="supervisor")
+            job = await decide(rt, job.id, "approve", role="supervisor")
             model.assert_complete()
             assert job.status is JobStatus.FAILED
             assert job.record.outcome_class is OutcomeClass.ENGINE_BUDGET_EXHAUSTED
@@ -238,7 +239,7 @@ def test_the_ui_widget_condition_holds_at_every_step(tmp_path: Path, refund_yaml
             approval = await rt.resume(job.id, input={"order_id": ORDER})
             await check(approval)
             assert approval.record.outcome_class is OutcomeClass.APPROVAL_REQUIRED
-            await check(await rt.resume(job.id, approval="approve", role="supervisor"))
+            await check(await decide(rt, job.id, "approve", role="supervisor"))
             assert shown == [True, True, False, False]  # input, rejected input, approval, done
 
     run(main())
@@ -265,7 +266,7 @@ def test_a_job_resumes_cleanly_on_input_in_another_runtime(
                 job.id, input={"order_id": ORDER}, correlation_id=asked.correlation_id
             )
             assert job.record.outcome_class is OutcomeClass.APPROVAL_REQUIRED
-            job = await worker.resume(job.id, approval="approve", role="supervisor")
+            job = await decide(worker, job.id, "approve", role="supervisor")
         finally:
             await store.close()
         model.assert_complete()

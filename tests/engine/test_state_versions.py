@@ -21,6 +21,7 @@ from tests.engine.helpers import (
     REFUND_DIR,
     approval_script,
     call,
+    decide,
     final,
     gate,
     kinds,
@@ -107,6 +108,7 @@ async def resumed(
             record.id,
             approval=approval,  # type: ignore[arg-type]
             role="supervisor",
+            decided_by="sup",
             correlation_id=record.waiting.correlation_id if record.waiting else None,
         )
         model.assert_complete()
@@ -139,13 +141,18 @@ def test_a_stored_state_of_each_version_resumes_to_its_end(tmp_path: Path, versi
         "process_refund",
     ]
     assert row.state_version == JOB_STATE_VERSION  # saved in the current version's form
+    correlation = stored(version)["waiting"]["correlation_id"]
     assert row.state["grants"] == [
         {
             "tool": "process_refund",
             "args": {"order_id": "ORD-12345", "amount": 750},
             "role": "supervisor",
+            "correlation_id": correlation,  # the pause it answered
+            "decided_by": "sup",
+            "consumed": True,  # by the one run it allowed
         }
     ]
+    assert row.state["pending_grants"] == []
     assert row.state["denials"] == []
     seqs = [e.seq for e in job.events]
     assert seqs == list(range(1, len(seqs) + 1))  # the stored events go on without a gap
@@ -172,18 +179,22 @@ def test_a_denial_in_an_upgraded_state_stops_the_same_call_later(
             "tool": "process_refund",
             "args": {"order_id": "ORD-12345", "amount": 750},
             "role": "supervisor",
+            "correlation_id": stored(version)["waiting"]["correlation_id"],
+            "decided_by": "sup",
+            "consumed": False,
         }
     ]
 
 
-def test_a_version_1_state_reads_as_version_2_with_no_denials() -> None:
+def test_a_version_1_state_reads_as_the_current_version_with_no_denials() -> None:
     v1 = stored(1)["state"]
     before = copy.deepcopy(v1)
+    current = {**before, "denials": [], "grants": [], "pending_grants": []}
     upgraded = upgrade_state(v1, 1)
-    assert upgraded == {**before, "denials": []}
+    assert upgraded == current
     assert v1 == before  # the state read is not changed in place
     state = JobState.from_dict(v1, 1)
-    assert state.to_dict() == {**before, "denials": []}
+    assert state.to_dict() == current
     assert state.phase is Phase.PLANNING and state.pause_kind is PauseKind.APPROVAL
     assert state.pending is not None and state.pending.tool == "process_refund"
     assert [h.tool for h in state.history] == ["verify_identity", "check_eligibility"]
@@ -220,7 +231,7 @@ def test_a_newer_state_is_refused_by_the_runtime_with_a_clear_error(tmp_path: Pa
             await store.create(record, events)
             runtime = Runtime(store, ScriptedModel([]), executors=Executors())
             with pytest.raises(StateVersionError, match="needs a newer skillwire"):
-                await runtime.resume(record.id, approval="approve", role="supervisor")
+                await decide(runtime, record.id, "approve", role="supervisor")
             stored_row = await SQLiteJobStore.get(store, record.id)
             assert stored_row is not None and stored_row.version == 1  # nothing was written
         finally:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from tests.engine.helpers import REFUND_DIR, run
+from tests.engine.helpers import REFUND_DIR, decide, run
 
 from skillwire.core.chat import ChatRequest, ChatResponse
 from skillwire.core.errors import ConflictError, NotFoundError
@@ -297,7 +297,7 @@ def test_a_refused_resume_or_recover_gives_its_turn_back(tmp_path: Path) -> None
             with pytest.raises(NotFoundError):
                 await runtime.resume("no-such-job", input={})
             with pytest.raises(ConflictError, match="not paused"):
-                await runtime.resume(job.id, approval="approve", role="supervisor")
+                await decide(runtime, job.id, "approve", role="supervisor")
             with pytest.raises(NotFoundError):
                 await runtime.recover("no-such-job")
             assert runtime.turns.free() == 1

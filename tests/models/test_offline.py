@@ -34,7 +34,12 @@ def run_flow(path: Path, tmp_path: Path, message: str, answers: list[dict[str, A
             job = await runtime.start(load_skill(path), message, context={"user_id": "u1"})
             for answer in answers:
                 assert job.status is JobStatus.PAUSED
-                job = await runtime.resume(job.id, **answer)
+                given = dict(answer)
+                if "approval" in given:  # a decision names its pause and who decides
+                    waiting = job.record.waiting
+                    assert waiting is not None
+                    given.update(decided_by="sup", correlation_id=waiting.correlation_id)
+                job = await runtime.resume(job.id, **given)
             return job
         finally:
             await store.close()

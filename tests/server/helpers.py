@@ -19,6 +19,7 @@ ROLES: dict[str, list[str]] = {
     "boss": ["admin"],
     "root": ["user", "admin"],
     "mgr": ["manager"],
+    "selfie": ["user", "supervisor"],
 }
 """Principals and their roles; each one's key is ``key-<name>``."""
 
@@ -68,6 +69,14 @@ def give_order(client: TestClient, job_id: str, who: str = "alice") -> dict[str,
 def to_approval(client: TestClient, who: str = "alice") -> dict[str, Any]:
     """A refund job paused for a supervisor's approval."""
     return give_order(client, start_refund(client, who)["id"], who)
+
+
+def decide(
+    client: TestClient, job: dict[str, Any], who: str = "sup", decision: str = "approve"
+) -> Any:
+    """Post ``decision`` on the call ``job`` waits on, as ``who``, naming its pause."""
+    body = {"decision": decision, "correlation_id": job["waiting"]["correlation_id"]}
+    return client.post(f"/api/jobs/{job['id']}/approval", headers=auth(who), json=body)
 
 
 def sse(text: str) -> list[dict[str, str]]:

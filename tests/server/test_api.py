@@ -29,7 +29,7 @@ ENDPOINTS = [
     ("POST", "/api/jobs", {"skill_id": SKILL_ID, "message": "hi"}),
     ("GET", "/api/jobs/some-id", None),
     ("POST", "/api/jobs/some-id/input", {"input": {"order_id": "ORD-12345"}}),
-    ("POST", "/api/jobs/some-id/approval", {"decision": "approve"}),
+    ("POST", "/api/jobs/some-id/approval", {"decision": "approve", "correlation_id": "c"}),
     ("GET", "/api/jobs/some-id/events", None),
     ("GET", "/api/approvals", None),
 ]
@@ -346,7 +346,9 @@ def test_a_supervisor_approval_cannot_be_given_by_another_role(
     job = to_approval(client)
     for decision in ("approve", "deny"):
         response = client.post(
-            f"/api/jobs/{job['id']}/approval", headers=auth(who), json={"decision": decision}
+            f"/api/jobs/{job['id']}/approval",
+            headers=auth(who),
+            json={"decision": decision, "correlation_id": job["waiting"]["correlation_id"]},
         )
         assert_error(response, status, code)
     still = client.get(f"/api/jobs/{job['id']}", headers=auth("alice")).json()
@@ -356,7 +358,9 @@ def test_a_supervisor_approval_cannot_be_given_by_another_role(
 def test_a_denial_is_recorded_and_the_job_goes_on(client: TestClient) -> None:
     job = to_approval(client)
     done = client.post(
-        f"/api/jobs/{job['id']}/approval", headers=auth("sup"), json={"decision": "deny"}
+        f"/api/jobs/{job['id']}/approval",
+        headers=auth("sup"),
+        json={"decision": "deny", "correlation_id": job["waiting"]["correlation_id"]},
     ).json()
     assert done["outcome_class"] != "APPROVAL_REQUIRED"
     denied = [e for e in done["events"] if e["kind"] == "approval_denied"]
@@ -369,12 +373,16 @@ def test_a_denial_is_recorded_and_the_job_goes_on(client: TestClient) -> None:
 def test_the_approver_keeps_seeing_a_job_they_decided(client: TestClient) -> None:
     job = to_approval(client)
     client.post(
-        f"/api/jobs/{job['id']}/approval", headers=auth("sup"), json={"decision": "approve"}
+        f"/api/jobs/{job['id']}/approval",
+        headers=auth("sup"),
+        json={"decision": "approve", "correlation_id": job["waiting"]["correlation_id"]},
     )
     assert client.get(f"/api/jobs/{job['id']}", headers=auth("sup")).status_code == 200
     assert_error(client.get(f"/api/jobs/{job['id']}", headers=auth("mgr")), 404, "not_found")
     again = client.post(
-        f"/api/jobs/{job['id']}/approval", headers=auth("sup"), json={"decision": "approve"}
+        f"/api/jobs/{job['id']}/approval",
+        headers=auth("sup"),
+        json={"decision": "approve", "correlation_id": job["waiting"]["correlation_id"]},
     )
     assert_error(again, 409, "conflict")
 
@@ -389,7 +397,9 @@ def test_a_malformed_decision_is_a_422(client: TestClient, body: dict[str, Any])
 def test_approving_a_job_that_waits_for_input_is_a_conflict(client: TestClient) -> None:
     job = start_refund(client)
     response = client.post(
-        f"/api/jobs/{job['id']}/approval", headers=auth("alice"), json={"decision": "approve"}
+        f"/api/jobs/{job['id']}/approval",
+        headers=auth("alice"),
+        json={"decision": "approve", "correlation_id": "c"},
     )
     assert_error(response, 409, "conflict")
 

@@ -63,7 +63,9 @@ def test_the_stream_of_a_finished_job_holds_every_event_and_ends(client: TestCli
 
     job = to_approval(client)
     client.post(
-        f"/api/jobs/{job['id']}/approval", headers=auth("sup"), json={"decision": "approve"}
+        f"/api/jobs/{job['id']}/approval",
+        headers=auth("sup"),
+        json={"decision": "approve", "correlation_id": job["waiting"]["correlation_id"]},
     )
     full = client.get(f"/api/jobs/{job['id']}", headers=auth("alice")).json()
     response = client.get(f"/api/jobs/{job['id']}/events", headers=auth("alice"))
@@ -84,7 +86,9 @@ def test_last_event_id_and_after_resume_the_stream(client: TestClient) -> None:
 
     job = to_approval(client)
     client.post(
-        f"/api/jobs/{job['id']}/approval", headers=auth("sup"), json={"decision": "approve"}
+        f"/api/jobs/{job['id']}/approval",
+        headers=auth("sup"),
+        json={"decision": "approve", "correlation_id": job["waiting"]["correlation_id"]},
     )
     url = f"/api/jobs/{job['id']}/events"
     resumed = sse(client.get(url, headers={**auth("alice"), "Last-Event-ID": "20:4"}).text)

@@ -211,7 +211,9 @@ def test_the_supervisor_inbox_lists_tool_arguments_and_reason(client: TestClient
     page = client.get(f"/jobs/{job['id']}").text
     assert 'id="approve"' in page and widget(page) is None
     done = client.post(
-        f"/jobs/{job['id']}/approval", data={"decision": "approve"}, follow_redirects=False
+        f"/jobs/{job['id']}/approval",
+        data={"decision": "approve", "correlation_id": job["waiting"]["correlation_id"]},
+        follow_redirects=False,
     )
     assert done.status_code == 303
     final = client.get(done.headers["location"]).text
@@ -224,7 +226,9 @@ def test_other_roles_cannot_approve_from_the_page(client: TestClient, who: str) 
     job = to_approval(client)
     login(client, who)
     response = client.post(
-        f"/jobs/{job['id']}/approval", data={"decision": "approve"}, headers={"Accept": "text/html"}
+        f"/jobs/{job['id']}/approval",
+        data={"decision": "approve", "correlation_id": job["waiting"]["correlation_id"]},
+        headers={"Accept": "text/html"},
     )
     assert response.status_code in (403, 404)
 
@@ -264,7 +268,7 @@ def test_the_page_stream_carries_rendered_rows_and_ends(client: TestClient) -> N
     client.post(
         f"/api/jobs/{job['id']}/approval",
         headers={"Authorization": "Bearer key-sup"},
-        json={"decision": "approve"},
+        json={"decision": "approve", "correlation_id": job["waiting"]["correlation_id"]},
     )
     login(client, "alice")
     items = sse(client.get(f"/jobs/{job['id']}/stream?after=21&calls=4&version=1").text)

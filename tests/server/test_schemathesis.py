@@ -43,10 +43,10 @@ def jobs() -> dict[str, str]:
     client = TestClient(APP)
     waiting_input = start_refund(client, "root")["id"]
     waiting_approval = to_approval(client, "root")["id"]
-    finished = to_approval(client, "root")["id"]
-    response = client.post(
-        f"/api/jobs/{finished}/approval", headers=auth("sup"), json={"decision": "approve"}
-    )
+    paused = to_approval(client, "root")
+    finished = paused["id"]
+    body = {"decision": "approve", "correlation_id": paused["waiting"]["correlation_id"]}
+    response = client.post(f"/api/jobs/{finished}/approval", headers=auth("sup"), json=body)
     assert response.json()["status"] == "completed"
     return {"input": waiting_input, "approval": waiting_approval, "finished": finished}
 

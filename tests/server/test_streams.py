@@ -109,7 +109,9 @@ def test_a_client_leaving_mid_stream_is_no_error(
     job = to_approval(client)
     if job_state == "finished":
         decided = client.post(
-            f"/api/jobs/{job['id']}/approval", headers=auth("sup"), json={"decision": "approve"}
+            f"/api/jobs/{job['id']}/approval",
+            headers=auth("sup"),
+            json={"decision": "approve", "correlation_id": job["waiting"]["correlation_id"]},
         )
         assert decided.json()["status"] == "completed"
     if where == "api":

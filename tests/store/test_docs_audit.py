@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from tests.conftest import EXAMPLES, ROOT
+from tests.engine.helpers import decide
 
 from skillwire.engine import Runtime
 from skillwire.models.offline import OfflineModel
@@ -26,7 +27,7 @@ def test_the_audit_queries_in_docs_engine_md_run(tmp_path: Path) -> None:
         async with SQLiteJobStore(path) as store:
             runtime = Runtime(store, OfflineModel(), executors=Executors())
             job = await runtime.start(skill, "Please refund 750 for order ORD-12345")
-            job = await runtime.resume(job.id, approval="approve", role="supervisor")
+            job = await decide(runtime, job.id, "approve", role="supervisor")
             return job.id
 
     job_id = asyncio.run(refund())

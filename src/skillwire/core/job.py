@@ -27,7 +27,7 @@ __all__ = [
     "Waiting",
 ]
 
-JOB_STATE_VERSION = 2
+JOB_STATE_VERSION = 3
 """Version of :attr:`JobRecord.state`. Bump it with a note when the shape changes;
 readers upgrade an older version (``skillwire.engine`` does, step by step) and refuse a
 newer one.
@@ -35,7 +35,11 @@ newer one.
 1. The first version. ``denials`` was added within it (a state without it has none).
 2. ``denials`` is always written (a version 1 state is read with none). The entries of
    ``history``, ``grants``, ``denials``, ``pending`` and ``in_flight`` keep the keys
-   version 1 wrote; ``phase`` and ``pause_kind`` keep their texts."""
+   version 1 wrote; ``phase`` and ``pause_kind`` keep their texts.
+3. Grants and denials add ``correlation_id`` (the pause answered), ``decided_by`` and
+   ``consumed`` (a grant allows one execution); ``pending_grants`` lists the grants
+   given for the pending call. A version 2 grant is read as consumed when its call has
+   run since (see ``skillwire.engine.state``)."""
 
 
 class JobStatus(StrEnum):
@@ -68,7 +72,8 @@ class Waiting:
 
     For input: ``reason_code``, ``requested_fields``, ``prompt_message``,
     ``correlation_id``, ``created_at``, ``last_prompt_at``. For an approval also
-    ``tool``, ``arguments``, ``approver`` and ``reason``.
+    ``tool``, ``arguments``, ``approver``, ``reason`` and, when the rule lets the job's
+    owner approve their own call, ``self_approval``.
     """
 
     reason_code: str
@@ -81,6 +86,8 @@ class Waiting:
     arguments: dict[str, Any] | None = None
     approver: str | None = None
     reason: str | None = None
+    self_approval: bool | None = None
+    """True when the rule lets the job's owner approve their own call (absent otherwise)."""
     field_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
 
@@ -94,7 +101,7 @@ class Waiting:
             "created_at": self.created_at,
             "last_prompt_at": self.last_prompt_at,
         }
-        for key in ("tool", "arguments", "approver", "reason", "error"):
+        for key in ("tool", "arguments", "approver", "reason", "self_approval", "error"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -211,11 +218,12 @@ class EventKind(StrEnum):
     """Input was accepted. ``inputs``, ``ignored`` (names not asked for),
     ``correlation_id``."""
     APPROVAL_GRANTED = "approval_granted", Stage.RESUME
-    """The approver approved the exact call. ``role``, ``tool``, ``args``,
+    """The approver approved the exact call, for one execution. ``role``,
+    ``decided_by`` (who: a key's principal, ``cli:<user>``), ``tool``, ``args``,
     ``correlation_id``."""
     APPROVAL_DENIED = "approval_denied", Stage.RESUME
     """The approver denied the call; it does not run. ``reason_code`` APPROVAL_DENIED;
-    ``role``, ``tool``, ``args``, ``correlation_id``."""
+    ``role``, ``decided_by``, ``tool``, ``args``, ``correlation_id``."""
     OPERATOR_DECIDED = "operator_decided", Stage.RESUME
     """An operator said whether an interrupted tool ran. ``outcome`` (``ran`` or
     ``not_run``), ``tool``."""

@@ -223,8 +223,14 @@ class Pipeline:
             return proposal, call_id
 
     async def _handle_tool(self, run: JobRun, proposal: ToolProposal) -> bool:
-        """Gate, then execute or pause. True when the job paused."""
+        """Gate, then execute or pause. True when the job paused.
+
+        Only the grants given for this very proposal while it waited may allow it (a
+        fresh proposal of an approved call asks again); the grants an ``Allow`` used are
+        consumed in the save that marks the call in flight."""
         state = run.state
+        if proposal is not state.pending:
+            state.pending_grants = []
         decision = run.gate.check(
             proposal.tool,
             proposal.args,
@@ -236,14 +242,18 @@ class Pipeline:
             intent=state.intent,
             stated_tool=proposal.stated_tool,
             stated_args=proposal.stated_args,
+            correlation_ids=state.pending_grants,
         )
         _record_decision(run, decision)
         if isinstance(decision, Allow):
             state.pending = None
+            state.pending_grants = []
+            state.consume(decision.grants)
             await self._execute(run, proposal, decision)
             return False
         if isinstance(decision, Block):
             state.pending = None
+            state.pending_grants = []
             text = "; ".join(r.message for r in decision.reasons)
             run.answer(
                 proposal.call_id, f"BLOCKED by the skill's rules: {text}. The call did not run."
@@ -277,6 +287,7 @@ class Pipeline:
                     arguments=dict(decision.args),
                     approver=decision.approver,
                     reason=reason,
+                    self_approval=True if decision.self_approval else None,
                 ),
                 OutcomeClass.APPROVAL_REQUIRED,
             )
@@ -287,24 +298,34 @@ class Pipeline:
         tool = run.skill.tool(decision.tool)
         assert tool is not None  # the gate allowed it, so it exists
         key = f"{run.id}:{len(run.state.history)}"
-        await self.run_tool(run, tool.name, decision.args, key, proposal.call_id)
+        approved = bool(decision.grants)
+        await self.run_tool(run, tool.name, decision.args, key, proposal.call_id, approved=approved)
 
     async def run_tool(
-        self, run: JobRun, name: str, args: dict[str, Any], key: str, call_id: str
+        self,
+        run: JobRun,
+        name: str,
+        args: dict[str, Any],
+        key: str,
+        call_id: str,
+        *,
+        approved: bool = False,
     ) -> None:
         """Execute an allowed call and record its outcome (also used by recovery).
 
         A tool that is not idempotent runs only after the job is saved with the call
         marked in flight, and the job is saved again right after it: a crash in between
         leaves the marker, and recovery asks an operator rather than run it twice. An
-        idempotent tool's run is saved with the next save.
+        idempotent tool's run is saved with the next save, unless the call is
+        ``approved``: the save that marks it in flight also records its grants consumed,
+        so no crash makes an approval usable twice.
         """
         state = run.state
         tool = run.skill.tool(name)
         assert tool is not None
         state.in_flight = InFlightCall(tool.name, args, key, call_id)
         run.event(EventKind.TOOL_STARTED, tool.name, tool=tool.name, args=args, idempotency_key=key)
-        if tool.idempotent:
+        if tool.idempotent and not approved:
             await run.claim()
         else:
             await run.persist()

@@ -32,16 +32,19 @@ async def apply_resume(
     input: Mapping[str, Any] | None,
     approval: str | None,
     role: str | None,
+    decided_by: str | None = None,
+    correlation_id: str | None = None,
 ) -> bool:
     """Give the paused job what it waits for. True when it may run on; False when the
     input was rejected (the job stays paused, saved with the reason).
 
-    Raises UsageError (nothing usable given), ForbiddenError (an approval by another
-    role than the rule names), ConflictError (an operator's word with no interrupted
-    call)."""
+    Raises UsageError (nothing usable given; a decision without who decides or without
+    the pause's correlation id), ForbiddenError (an approval by another role than the
+    rule names, or by the job's owner when the rule does not allow it), ConflictError
+    (an operator's word with no interrupted call)."""
     kind = run.state.pause_kind
     if kind is PauseKind.APPROVAL:
-        _approve(run, approval, role)
+        _approve(run, approval, role, decided_by, correlation_id)
     elif kind is PauseKind.OPERATOR:
         await _operator(run, pipeline, input, role)
     else:
@@ -99,12 +102,30 @@ async def _give_input(run: JobRun, values: Mapping[str, Any] | None) -> bool:
     return True
 
 
-def _approve(run: JobRun, approval: str | None, role: str | None) -> None:
-    """Record the approver's decision on the pending call (see :func:`apply_resume`)."""
+def _approve(
+    run: JobRun,
+    approval: str | None,
+    role: str | None,
+    decided_by: str | None,
+    correlation_id: str | None,
+) -> None:
+    """Record the approver's decision on the pending call (see :func:`apply_resume`).
+
+    The decision names the pause it answers (its correlation id: the caller has checked
+    it is the current one) and who decides; the job's owner may deny their own call,
+    but approve it only when the rule says ``self_approval: allowed``."""
     waiting = run.record.waiting
     assert waiting is not None
     if approval not in ("approve", "deny"):
         raise UsageError(f"job {run.id} waits for approval by {waiting.approver}: approve or deny")
+    what = "an approval" if approval == "approve" else "a denial"
+    if type(decided_by) is not str or not decided_by.strip():
+        raise UsageError(f"{what} of job {run.id} must say who decides (decided_by)")
+    if not correlation_id:
+        raise UsageError(
+            f"{what} of job {run.id} must name the pause it answers: give the waiting "
+            f"object's correlation_id ({waiting.correlation_id})"
+        )
     if role != waiting.approver:
         raise ForbiddenError(
             f"only the role '{waiting.approver}' may {approval} this call "
@@ -112,11 +133,17 @@ def _approve(run: JobRun, approval: str | None, role: str | None) -> None:
         )
     if waiting.tool is None or role is None:  # an approval pause always names both
         raise ConflictError(f"job {run.id} has no call waiting for approval")
-    state = run.state
-    ruling = Ruling(waiting.tool, waiting.arguments or {}, role)
     granted = approval == "approve"
+    if granted and decided_by == run.record.owner and not waiting.self_approval:
+        raise ForbiddenError(
+            f"'{decided_by}' owns job {run.id} and may not approve its own call "
+            f"(the rule does not say self_approval: allowed); another {role} must"
+        )
+    state = run.state
+    ruling = Ruling(waiting.tool, waiting.arguments or {}, role, waiting.correlation_id, decided_by)
     if granted:
         state.grants.append(ruling)
+        state.pending_grants.append(ruling.correlation_id)
     else:
         pending = state.pending
         state.pending = None
@@ -125,10 +152,12 @@ def _approve(run: JobRun, approval: str | None, role: str | None) -> None:
             "" if pending is None else pending.call_id,
             f"DENIED by {role}: {waiting.tool} did not run. Do not try the same call again.",
         )
+        state.pending_grants = []
     run.event(
         EventKind.APPROVAL_GRANTED if granted else EventKind.APPROVAL_DENIED,
-        f"{role} {'approved' if granted else 'denied'} {waiting.tool}",
+        f"{decided_by} ({role}) {'approved' if granted else 'denied'} {waiting.tool}",
         role=role,
+        decided_by=decided_by,
         tool=waiting.tool,
         args=waiting.arguments,
         reason_code="" if granted else "APPROVAL_DENIED",

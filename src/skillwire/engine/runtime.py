@@ -3,7 +3,10 @@
     runtime = Runtime(SQLiteJobStore("jobs.db"), OfflineModel(), executors=Executors())
     job = await runtime.start(skill, "Refund 750 for ORD-12345", context={"user_id": "u1"})
     if job.status == "paused":
-        job = await runtime.resume(job.id, approval="approve", role="supervisor")
+        job = await runtime.resume(
+            job.id, approval="approve", role="supervisor", decided_by="sam",
+            correlation_id=job.record.waiting.correlation_id,
+        )
 
 Pauses own nothing: a paused job is a stored record, and any runtime with the same
 store can resume it. A resume is applied exactly once (the save is checked against
@@ -210,15 +213,20 @@ class Runtime:
         input: Mapping[str, Any] | None = None,
         approval: Literal["approve", "deny"] | None = None,
         role: str | None = None,
+        decided_by: str | None = None,
         correlation_id: str | None = None,
         detail: bool = True,
     ) -> JobView:
         """Give a paused job what it waits for, and run it on.
 
         Input that does not satisfy a field's schema keeps the job paused under the
-        same correlation id and says what was wrong. An approval is accepted only from
-        the role the rule names. Raises NotFoundError, ConflictError (not paused, stale
-        correlation id, resumed meanwhile), ForbiddenError (wrong role), UsageError.
+        same correlation id and says what was wrong. An approval or a denial names the
+        pause it answers (``correlation_id``, required) and who decides (``decided_by``,
+        required: a principal's name, recorded in the event); it is accepted only from
+        the role the rule names, and an approval not from the job's owner unless the
+        rule says ``self_approval: allowed``. Raises NotFoundError, ConflictError (not
+        paused, stale correlation id, resumed meanwhile), ForbiddenError (wrong role,
+        self-approval), UsageError.
         """
         async with self._turn() as turn:
             record = await self.store.get(job_id)
@@ -232,7 +240,13 @@ class Runtime:
             run = self._run(record, self.skills.of_record(record), turn)
             try:
                 given = await apply_resume(
-                    run, self.pipeline, input=input, approval=approval, role=role
+                    run,
+                    self.pipeline,
+                    input=input,
+                    approval=approval,
+                    role=role,
+                    decided_by=decided_by,
+                    correlation_id=correlation_id,
                 )
                 if given:
                     await self.pipeline.advance(run)

@@ -14,8 +14,8 @@ each builds its JSON form once, so that saving a job often costs no conversion.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -23,7 +23,7 @@ from skillwire.core.chat import ChatMessage, ToolCall
 from skillwire.core.errors import StateVersionError
 from skillwire.core.job import JOB_STATE_VERSION
 from skillwire.core.proposal import ToolProposal
-from skillwire.policy.call import ApprovalGrant, ToolRun
+from skillwire.policy.call import ApprovalGrant, ToolRun, args_key
 
 __all__ = [
     "HistoryEntry",
@@ -140,16 +140,34 @@ class HistoryEntry(_Entry):
 @dataclass(frozen=True, slots=True)
 class Ruling(_Entry):
     """An approver's decision on exactly these arguments of ``tool``: a grant in
-    :attr:`JobState.grants`, a denial in :attr:`JobState.denials`."""
+    :attr:`JobState.grants`, a denial in :attr:`JobState.denials`.
+
+    ``correlation_id`` is the pause it answered, ``decided_by`` who gave it (a key's
+    principal, ``cli:<user>``). A grant allows one execution: it is ``consumed`` in the
+    save that marks the call in flight, and never allows again."""
 
     tool: str
     args: dict[str, Any]
     role: str
+    correlation_id: str = ""
+    decided_by: str = ""
+    consumed: bool = False
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Ruling:
         """Read the JSON form back."""
-        return cls(data["tool"], data["args"], data["role"])
+        return cls(
+            data["tool"],
+            data["args"],
+            data["role"],
+            data.get("correlation_id") or "",
+            data.get("decided_by") or "",
+            bool(data.get("consumed", False)),
+        )
+
+    def grant(self) -> ApprovalGrant:
+        """The grant in the form the gate reads."""
+        return ApprovalGrant(self.tool, self.args, self.role, self.correlation_id, self.consumed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +193,41 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "denials": list(data.get("denials") or [])}
 
 
-_UPGRADES: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (_v1_to_v2,)
+def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 consumes grants and binds them to the pause they answered; version 2
+    kept neither. A grant is consumed when its call has run since (version 2 kept no
+    order: each run of the tool with those arguments consumes one grant of them, the
+    oldest first). One left unconsumed for the call still pending is bound to it (under
+    an id of its own); any other stays unconsumed, bound to no pause, so it allows
+    nothing."""
+    runs: dict[str, int] = {}
+    for run in data.get("history") or ():
+        key = args_key(run["tool"], run["args"])
+        runs[key] = runs.get(key, 0) + 1
+    pending = data.get("pending")
+    waits = None if pending is None else args_key(pending["tool"], pending.get("args") or {})
+    grants: list[dict[str, Any]] = []
+    bound: list[str] = []
+    for i, grant in enumerate(data.get("grants") or ()):
+        key = args_key(grant["tool"], grant["args"])
+        consumed = runs.get(key, 0) > 0
+        if consumed:
+            runs[key] -= 1
+        correlation = ""
+        if not consumed and key == waits:
+            correlation = f"state-v2-grant-{i}"
+            bound.append(correlation)
+        grants.append(
+            {**grant, "correlation_id": correlation, "decided_by": "", "consumed": consumed}
+        )
+    denials = [
+        {**d, "correlation_id": "", "decided_by": "", "consumed": False}
+        for d in data.get("denials") or ()
+    ]
+    return {**data, "grants": grants, "denials": denials, "pending_grants": bound}
+
+
+_UPGRADES: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (_v1_to_v2, _v2_to_v3)
 """``_UPGRADES[n - 1]`` takes a state of version ``n`` to version ``n + 1``."""
 
 
@@ -215,6 +267,9 @@ class JobState:
     """The planner conversation in JSON form (:meth:`messages` reads it)."""
     pending: ToolProposal | None = None
     """The proposal a pause is about: checked by the gate again on resume."""
+    pending_grants: list[str] = field(default_factory=list)
+    """The correlation ids of the grants given for :attr:`pending` (one per approver,
+    when several roles must approve it): only these may allow it."""
     pause_kind: PauseKind | None = None
     in_flight: InFlightCall | None = None
     draft: dict[str, Any] | None = None
@@ -246,6 +301,7 @@ class JobState:
             "denials": [d.to_dict() for d in self.denials],
             "conversation": self.conversation,
             "pending": None if pending is None else pending.to_dict(),
+            "pending_grants": self.pending_grants,
             "pause_kind": None if pause is None else pause._value_,
             "in_flight": None if flight is None else flight.to_dict(),
             "draft": self.draft,
@@ -278,6 +334,7 @@ class JobState:
             denials=[Ruling.from_dict(d) for d in data.get("denials") or ()],
             conversation=data.get("conversation") or [],
             pending=None if pending is None else ToolProposal.from_dict(pending),
+            pending_grants=list(data.get("pending_grants") or ()),
             pause_kind=None if pause is None else PauseKind(pause),
             in_flight=None if flight is None else InFlightCall.from_dict(flight),
             draft=data.get("draft"),
@@ -295,8 +352,16 @@ class JobState:
         return [h.as_run() for h in self.history]
 
     def approvals(self) -> list[ApprovalGrant]:
-        """Approvals granted so far, in the form the gate reads."""
-        return [ApprovalGrant(g.tool, g.args, g.role) for g in self.grants]
+        """Approvals granted so far (consumed ones included), in the form the gate reads."""
+        return [g.grant() for g in self.grants]
+
+    def consume(self, used: Sequence[ApprovalGrant]) -> None:
+        """Mark the grants an ``Allow`` used as consumed (by their correlation ids)."""
+        ids = {g.correlation_id for g in used} - {""}
+        self.grants = [
+            replace(g, consumed=True) if g.correlation_id in ids and not g.consumed else g
+            for g in self.grants
+        ]
 
     def messages(self) -> list[ChatMessage]:
         """The planner conversation (each message read from its JSON form once)."""

@@ -44,14 +44,21 @@ class ToolRun:
 
 @dataclass(frozen=True, slots=True)
 class ApprovalGrant:
-    """An approval given by ``role`` for exactly these arguments of ``tool``.
+    """An approval given by ``role`` for exactly these arguments of ``tool``, consumed
+    by one execution.
 
-    Like a :class:`ToolRun`, a record: the gate checks it once and its ``args`` must
-    not change afterwards."""
+    ``correlation_id`` names the pause the approval answered: a caller that passes
+    ``correlation_ids`` to :meth:`~skillwire.policy.Gate.check` lets a grant allow
+    only the call paused under one of them. ``consumed`` is True once the call the
+    grant allowed has run (or started): a consumed grant never allows again, so the
+    same call proposed again asks again. Like a :class:`ToolRun`, a record: the gate
+    checks it once and its ``args`` must not change afterwards."""
 
     tool: str
     args: Mapping[str, Any]
     role: str
+    correlation_id: str = ""
+    consumed: bool = False
     _plain: bool = field(default=False, init=False, repr=False, compare=False)
     """Set by the gate once it has found the grant plain JSON (not walked again)."""
 
@@ -116,6 +123,8 @@ class GateCall:
     effects: tuple[str, ...] = ()
     tools: Mapping[str, str] = field(default_factory=dict)
     counted: frozenset[str] = frozenset()
+    correlations: frozenset[str] | None = None
+    """The pauses whose grants may allow this call (None: any grant of the call)."""
     _variables: _Variables | None = field(default=None, repr=False)
     outcomes: dict[str, bool | ConditionEvaluationError] = field(default_factory=dict, repr=False)
     """Each condition's answer (or evaluation error) for this call, by CEL expression:
@@ -129,6 +138,22 @@ class GateCall:
         if self._variables is None:
             self._variables = _Variables(self)
         return self._variables
+
+    def grant_for(self, role: str, tool: str) -> ApprovalGrant | None:
+        """The first grant by ``role`` that allows this call of ``tool`` (the same
+        canonical arguments, not consumed, and answering one of :attr:`correlations`
+        when the caller named them), or None."""
+        wanted = self.correlations
+        for grant in self.grants:
+            if (
+                grant.role == role
+                and grant.tool == tool
+                and not grant.consumed
+                and (wanted is None or grant.correlation_id in wanted)
+                and same_args(grant.args, self.args)
+            ):
+                return grant
+        return None
 
     def succeeded(self, tool: str) -> list[ToolRun]:
         """Successful earlier runs of ``tool``."""

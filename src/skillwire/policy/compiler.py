@@ -31,7 +31,7 @@ from skillwire.policy.sentences import SentenceMeaning, read_sentence, rewrite_h
 from skillwire.skills.model import Skill
 from skillwire.skills.model_policy import StructuredRule
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
-from skillwire.skills.semantics import RUNTIME_NAMES, workflow_step_tool
+from skillwire.skills.semantics import RUNTIME_NAMES, approver_problem, workflow_step_tool
 
 __all__ = [
     "MAX_TEXT_RULES",
@@ -40,6 +40,7 @@ __all__ = [
     "RuleKind",
     "TextRule",
     "access_location",
+    "approver_errors",
     "compile_policy",
     "estimate_tokens",
 ]
@@ -85,6 +86,9 @@ class CompiledRule:
     """An ``allow`` condition of the same tool that holds waives this rule."""
     note: str = ""
     """Why the rule is enforced other than it reads (a sentence understood in part)."""
+    self_approval: bool = False
+    """An approval the job's owner may give on their own call (``self_approval:
+    allowed``); otherwise it must come from someone else."""
 
     def applies_to(self, tool: str) -> bool:
         """Whether the rule's scope includes ``tool`` (empty scope: every tool)."""
@@ -170,6 +174,7 @@ class _Builder:
         after: tuple[str, ...] = (),
         waivable: bool = False,
         note: str = "",
+        self_approval: bool = False,
     ) -> None:
         source, origin = self.where(path)
         rule = CompiledRule(
@@ -187,6 +192,7 @@ class _Builder:
             after=after,
             waivable=waivable,
             note=note,
+            self_approval=self_approval,
         )
         self.policy.rules.append(rule)
 
@@ -200,9 +206,11 @@ class _Builder:
         condition: Condition | None = None,
         waivable: bool = False,
         note: str = "",
+        self_approval: bool = False,
     ) -> None:
         """Add a rule that calls of ``tools`` need ``approver``'s approval (when
-        ``condition`` holds; always if it is None)."""
+        ``condition`` holds; always if it is None); ``self_approval``: the job's owner
+        may give it."""
         self.add(
             RuleKind.APPROVAL,
             text,
@@ -213,6 +221,7 @@ class _Builder:
             approver=approver,
             waivable=waivable,
             note=note,
+            self_approval=self_approval,
         )
 
     def text(self, text: str, polarity: str, path: FieldPath) -> None:
@@ -245,16 +254,22 @@ def compile_policy(skill: Skill) -> CompiledPolicy:
         name = target.name if target else approval.tool_id
         base: FieldPath = ("policy", "approvals", ai)
         approver = approval.approver or b.approver
+        own = approval.self_approval == "allowed"
         whens = [approval.when] if approval.when is not None else []
         whens += [c.when if isinstance(c, PolicyCondition) else c for c in approval.conditions]
         text = approval.reason or f"{name} needs {approver} approval" + (
             f" when {' or '.join(whens)}" if whens else ""
         )
         if approval.when is None and not approval.conditions:
-            b.approval(text, [name], base, approver=approver)
+            b.approval(text, [name], base, approver=approver, self_approval=own)
         if approval.when is not None:
             b.approval(
-                text, [name], (*base, "when"), condition=b.cond((*base, "when")), approver=approver
+                text,
+                [name],
+                (*base, "when"),
+                condition=b.cond((*base, "when")),
+                approver=approver,
+                self_approval=own,
             )
         for ci, c in enumerate(approval.conditions):
             p: FieldPath = (
@@ -262,14 +277,46 @@ def compile_policy(skill: Skill) -> CompiledPolicy:
                 if isinstance(c, PolicyCondition)
                 else (*base, "conditions", ci)
             )
-            b.approval(text, [name], p, condition=b.cond(p), approver=approver)
+            b.approval(
+                text,
+                [name],
+                p,
+                condition=b.cond(p),
+                approver=approver,
+                self_approval=(
+                    c.self_approval == "allowed"
+                    if isinstance(c, PolicyCondition) and c.self_approval
+                    else own
+                ),
+            )
     _guardrails(b)
     _escalation(b)
     _workflows(b)
     policy = b.policy
     for tool in skill.tools:
         policy.by_tool[tool.name] = tuple(r for r in policy.rules if r.applies_to(tool.name))
+    policy.findings.extend(approver_errors(policy.rules, b.approver))
     return policy
+
+
+def approver_errors(rules: Iterable[CompiledRule], default: str) -> list[SkillIssue]:
+    """An error for each rule asking a role every caller holds (a guardrail sentence's
+    "user approval"; the loader reports the fields that name one)."""
+    issues = []
+    for rule in rules:
+        if rule.kind not in (RuleKind.APPROVAL, RuleKind.ESCALATION):
+            continue
+        problem = approver_problem(rule.approver or default)
+        if problem is not None:
+            issues.append(
+                SkillIssue(
+                    Severity.ERROR,
+                    f"{rule.origin}: {problem}",
+                    rule.source,
+                    code="approver-every-caller",
+                )
+            )
+    return issues
 
 
 def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
@@ -284,6 +331,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             ReasonCode.TOOL_NEVER_ALLOWED,
         )
     approver = pol.approver or b.approver
+    own = pol.self_approval == "allowed"
     asks = pol.requires_approval
     if asks is True or asks == "always":
         b.approval(
@@ -291,6 +339,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             [name],
             (*path, "policy", "requires_approval"),
             approver=approver,
+            self_approval=own,
         )
     elif asks == "conditional" and pol.condition is not None:
         p = (*path, "policy", "condition")
@@ -300,6 +349,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             p,
             condition=b.cond(p),
             approver=approver,
+            self_approval=own,
         )
     elif asks == "conditional" and not any(c.action == "require_approval" for c in pol.conditions):
         b.approval(
@@ -308,6 +358,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             [name],
             (*path, "policy", "requires_approval"),
             approver=approver,
+            self_approval=own,
         )
     if pol.allowed == "conditional" and (
         not pol.conditions or any(c.action == "allow" for c in pol.conditions)
@@ -323,6 +374,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             (*path, "policy", "allowed"),
             approver=approver,
             waivable=True,
+            self_approval=own,
         )
     esc = b.skill.policy.escalation
     for ci, c in enumerate(pol.conditions):
@@ -341,7 +393,13 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             )
         elif c.action == "require_approval":
             b.approval(
-                text, [name], p, condition=cond, approver=c.approver or approver, waivable=True
+                text,
+                [name],
+                p,
+                condition=cond,
+                approver=c.approver or approver,
+                waivable=True,
+                self_approval=(c.self_approval or pol.self_approval) == "allowed",
             )
         elif c.action == "escalate":
             b.add(
@@ -526,7 +584,14 @@ def _structured(b: _Builder, rule: StructuredRule, path: FieldPath) -> None:
         kind = RuleKind.THRESHOLD if cond is not None else RuleKind.TOOL_DENY
         b.add(kind, rule.rule, scope, path, ReasonCode.GUARDRAIL_BLOCKED, condition=cond)
     elif rule.action == "require_approval":
-        b.approval(rule.rule, scope, path, condition=cond, approver=rule.approver or b.approver)
+        b.approval(
+            rule.rule,
+            scope,
+            path,
+            condition=cond,
+            approver=rule.approver or b.approver,
+            self_approval=rule.self_approval == "allowed",
+        )
     else:
         b.add(
             RuleKind.REQUIRE_INPUT,

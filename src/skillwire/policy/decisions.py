@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from skillwire.core.location import SourceLocation
+from skillwire.policy.call import ApprovalGrant
 
 __all__ = [
     "Allow",
@@ -73,11 +74,14 @@ class Reason:
 
 @dataclass(frozen=True, slots=True)
 class Allow:
-    """The call may run now."""
+    """The call may run now. ``grants`` are the approvals it relies on (as the gate
+    read them; ``correlation_id`` tells them apart): each allows one execution, so the
+    caller marks them consumed when the call starts."""
 
     tool: str
     args: dict[str, Any]
     reasons: tuple[Reason, ...] = ()
+    grants: tuple[ApprovalGrant, ...] = ()
     kind: str = field(default="allow", init=False)
 
     @property
@@ -121,12 +125,15 @@ class NeedInput:
 
 @dataclass(frozen=True, slots=True)
 class NeedApproval:
-    """The call needs the named role's approval of exactly these arguments."""
+    """The call needs the named role's approval of exactly these arguments, given by
+    someone other than the job's owner unless ``self_approval`` (every rule asking
+    this role says ``self_approval: allowed``)."""
 
     tool: str
     args: dict[str, Any]
     reasons: tuple[Reason, ...]
     approver: str
+    self_approval: bool = False
     kind: str = field(default="need_approval", init=False)
 
     @property

@@ -32,6 +32,7 @@ from skillwire.policy.compiler import (
     CompiledRule,
     RuleKind,
     access_location,
+    approver_errors,
     compile_policy,
 )
 from skillwire.policy.decisions import (
@@ -46,6 +47,7 @@ from skillwire.policy.decisions import (
 from skillwire.policy.gate_input import (
     GateInputError,
     as_mapping,
+    checked_correlations,
     checked_grants,
     checked_history,
     not_plain,
@@ -112,7 +114,8 @@ class Gate:
     @classmethod
     def for_skill(cls, skill: Skill, *, base: BasePolicy | None = None) -> Gate:
         """Compile ``skill``'s rules, merge them with ``base`` (skillwire's default when
-        None), and build the gate. Raises SkillError if the base cannot apply."""
+        None), and build the gate. Raises SkillError if the base cannot apply, or if a
+        rule asks a role every caller holds (``user``) to approve."""
         base = base or BasePolicy()
         policy = compile_policy(skill)
         policy.rules.extend(_base_rules(skill, base))
@@ -132,6 +135,9 @@ class Gate:
         policy.by_tool = {
             t.name: tuple(r for r in policy.rules if r.applies_to(t.name)) for t in skill.tools
         }
+        caller_roles = approver_errors(policy.rules, skill.policy.default_approver)
+        if caller_roles:  # a job's owner could approve their own calls
+            raise SkillError(caller_roles)
         return cls(skill, policy, access)
 
     @property
@@ -161,6 +167,7 @@ class Gate:
         stated_tool: str | None = None,
         stated_args: Mapping[str, Any] | None = None,
         effects: Sequence[str] = (),
+        correlation_ids: Sequence[str] | None = None,
     ) -> Decision:
         """Decide about one proposed call. Never raises for a bad proposal.
 
@@ -169,15 +176,23 @@ class Gate:
         ``stated_tool``, ``stated_args`` and ``effects`` what the proposal says about
         itself (checked for consistency and against ``allowed_state_changes``).
 
+        A grant allows the call only for the same tool and canonical arguments, when it
+        is not ``consumed`` and, if ``correlation_ids`` is given, when it answered one of
+        those pauses (the pauses this very proposal made; pass ``()`` for a fresh
+        proposal, which no earlier grant may allow). An :class:`Allow` lists the grants
+        it used: the caller consumes them with the execution (see docs/gate.md).
+
         Raises :class:`~skillwire.policy.gate_input.GateInputError` when what the caller
         keeps about the job (``context``, ``entities``, ``history``, ``inputs``,
-        ``approvals``, ``intent``) is not plain JSON; a proposal that is not is blocked.
+        ``approvals``, ``intent``, ``correlation_ids``) is not plain JSON; a proposal that
+        is not is blocked.
         """
         context = as_mapping(context, "context")
         entities = as_mapping(entities, "entities")
         inputs = as_mapping(inputs, "inputs")
         history = checked_history(history)
         approvals = checked_grants(approvals)
+        correlations = checked_correlations(correlation_ids)
         if intent is not None and type(intent) is not str:
             raise GateInputError("intent", f"expected text, got {type(intent).__name__}")
         if not isinstance(args, Mapping) and args is not None:
@@ -216,6 +231,7 @@ class Gate:
                 tuple(effects),
                 self._count_names,
                 self._counted,
+                correlations,
             )
             found = Findings()
             for validator in self.validators:
@@ -254,7 +270,7 @@ class Gate:
         return tuple(
             g
             if g.tool in facts or g.tool not in names
-            else ApprovalGrant(names[g.tool], g.args, g.role)
+            else ApprovalGrant(names[g.tool], g.args, g.role, g.correlation_id, g.consumed)
             for g in grants
         )
 
@@ -334,11 +350,13 @@ def _decide(call: GateCall, facts: ToolFacts, found: Findings) -> Decision:
     if found.approvals:
         default = facts.skill.policy.default_approver
         first_role = found.approvals[0][0].approver or default
-        reasons = tuple(
-            r for rule, r in found.approvals if (rule.approver or default) == first_role
-        )
-        return NeedApproval(facts.name, call.args, reasons, first_role)
-    return Allow(facts.name, call.args, _ALLOWED)
+        asking = [
+            (rule, r) for rule, r in found.approvals if (rule.approver or default) == first_role
+        ]
+        reasons = tuple(r for _, r in asking)
+        own = all(rule.self_approval for rule, _ in asking)
+        return NeedApproval(facts.name, call.args, reasons, first_role, own)
+    return Allow(facts.name, call.args, _ALLOWED, tuple(found.grants))
 
 
 def _prompt(facts: ToolFacts, found: Findings) -> str:
@@ -440,6 +458,7 @@ def _base_rules(skill: Skill, base: BasePolicy) -> list[CompiledRule]:
                 ReasonCode.APPROVAL_REQUIRED,
                 condition=condition,
                 approver=approval.approver,
+                self_approval=approval.self_approval == "allowed",
             )
         )
     for name, limit in base.max_calls.items():

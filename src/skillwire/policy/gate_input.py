@@ -28,6 +28,7 @@ __all__ = [
     "MAX_DEPTH",
     "GateInputError",
     "as_mapping",
+    "checked_correlations",
     "checked_grants",
     "checked_history",
     "checked_mapping",
@@ -225,11 +226,33 @@ def _checked_grant(grant: object, i: int) -> ApprovalGrant:
         text = getattr(grant, name)
         if type(text) is not str:
             raise GateInputError(f"{where}.{name}", f"expected text, got {type(text).__name__}")
+    if type(grant.correlation_id) is not str or plain_dumps(grant.correlation_id) is None:
+        raise GateInputError(f"{where}.correlation_id", "expected UTF-8 text")
+    if type(grant.consumed) is not bool:
+        raise GateInputError(
+            f"{where}.consumed", f"expected a bool, got {type(grant.consumed).__name__}"
+        )
     args = checked_mapping(grant.args, f"{where}.args")
     if args is not grant.args:
-        grant = ApprovalGrant(grant.tool, args, grant.role)
+        grant = ApprovalGrant(grant.tool, args, grant.role, grant.correlation_id, grant.consumed)
     object.__setattr__(grant, "_plain", True)
     return grant
+
+
+def checked_correlations(ids: Sequence[str] | None) -> frozenset[str] | None:
+    """The correlation ids a caller passes to the gate, as a set (one text is one id,
+    not its letters), or :class:`GateInputError`. The empty id is never one."""
+    if ids is None:
+        return None
+    if type(ids) is str:
+        return frozenset({ids} - {""})
+    _sequence(ids, "correlation_ids")
+    for i, given in enumerate(ids):
+        if type(given) is not str:
+            raise GateInputError(
+                f"correlation_ids[{i}]", f"expected text, got {type(given).__name__}"
+            )
+    return frozenset(ids) - {""}
 
 
 def _sequence(value: object, path: str) -> None:

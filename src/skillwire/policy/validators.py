@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from skillwire.core.errors import ConditionEvaluationError
 from skillwire.policy.arguments import same_value
-from skillwire.policy.call import GateCall
+from skillwire.policy.call import ApprovalGrant, GateCall
 from skillwire.policy.compiler import CompiledRule, RuleKind
 from skillwire.policy.decisions import Reason, ReasonCode
 from skillwire.policy.gate_input import shown
@@ -47,6 +47,8 @@ class Findings:
     prompts: dict[str, str] = field(default_factory=dict)
     input_reasons: list[Reason] = field(default_factory=list)
     approvals: list[tuple[CompiledRule, Reason]] = field(default_factory=list)
+    grants: list[ApprovalGrant] = field(default_factory=list)
+    """The grants that satisfied approval rules (consumed when the call runs)."""
     waived: bool = False
     """An ``allow`` condition of the tool holds: its waivable rules do not apply."""
 

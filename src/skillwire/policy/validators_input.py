@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from skillwire.core.errors import ConditionEvaluationError
-from skillwire.policy.call import GateCall, same_args
+from skillwire.policy.call import GateCall
 from skillwire.policy.compiler import RuleKind
 from skillwire.policy.decisions import Reason, ReasonCode
 from skillwire.policy.tooling import ToolFacts
@@ -96,7 +96,10 @@ class RequiredInputs:
 
 class Approvals:
     """Approval and escalation rules, judged on complete arguments only; a grant by
-    the rule's role for exactly these arguments satisfies the rule."""
+    the rule's role for exactly these arguments, not consumed (and answering the
+    call's pause, when the caller names its pauses), satisfies the rule. The grants
+    used are listed in the findings: an ``Allow`` says which, and the caller consumes
+    them with the call's execution."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
         if found.missing or found.blocks:
@@ -114,9 +117,9 @@ class Approvals:
             if not verdict:
                 continue
             approver = rule.approver or facts.skill.policy.default_approver
-            if call.grants and any(
-                g.role == approver and g.tool == facts.name and same_args(g.args, call.args)
-                for g in call.grants
-            ):
+            grant = call.grant_for(approver, facts.name) if call.grants else None
+            if grant is not None:
+                if not any(g is grant for g in found.grants):
+                    found.grants.append(grant)
                 continue
             found.approvals.append((rule, Reason(rule.code, message, rule.text, rule.source)))

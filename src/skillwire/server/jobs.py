@@ -157,7 +157,10 @@ async def give_input(
 async def decide(
     job_id: str, body: ApprovalIn, principal: ApiPrincipal, request: Request
 ) -> FactsResponse:
-    """Approve or deny the call a paused job waits on: only the role the rule names may."""
+    """Approve or deny the call a paused job waits on: only the role the rule names may,
+    naming the pause (``correlation_id``, required), and never the job's owner's own
+    approval unless the rule says ``self_approval: allowed``. The event records the
+    caller's name as ``decided_by``."""
     service = context_of(request).service
     outcome = await service.decide(principal, job_id, body.decision, body.correlation_id)
     return _answer(outcome, created=False)

@@ -81,9 +81,11 @@ class ApprovalIn(BaseModel):
     model_config = _FORBID
 
     decision: Literal["approve", "deny"]
-    """``approve`` lets exactly the waiting call (tool and arguments) run; ``deny`` does not."""
-    correlation_id: str | None = Field(default=None, max_length=200)
-    """``waiting.correlation_id``: when given, a job waiting under another one is a 409."""
+    """``approve`` lets exactly the waiting call (tool and arguments) run, once; ``deny``
+    does not."""
+    correlation_id: str = Field(min_length=1, max_length=200)
+    """``waiting.correlation_id`` of the pause decided (required): a job waiting under
+    another one is a 409."""
 
 
 class WaitingOut(BaseModel):
@@ -100,6 +102,7 @@ class WaitingOut(BaseModel):
     arguments: dict[str, Any] | None = None
     approver: str | None = None
     reason: str | None = None
+    self_approval: bool | None = None
     error: str | None = None
     field_schemas: dict[str, dict[str, Any]] | None = None
 

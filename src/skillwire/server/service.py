@@ -7,7 +7,11 @@ the role rules before it touches a job:
   it waits for, and to the holders of a role that approved or denied one of its calls;
   an invisible job is "not found" (its existence is not disclosed);
 - input is given by the job's owner (an operator's question, by an admin);
-- an approval or a denial is given only by a holder of the role the rule names;
+- an approval or a denial is given only by a holder of the role the rule names, and
+  names the pause it answers (``correlation_id``); an approval is never given by the
+  job's owner, whatever roles their key holds, unless the rule says ``self_approval:
+  allowed`` (the owner may deny their own call); events record the principal's name as
+  ``decided_by``;
 - ``context`` for a new job is set by an admin only (rules may read it).
 
 Starting or resuming a job runs it in a background task; the request waits up to
@@ -92,7 +96,8 @@ def waits_for_input(record: JobRecord) -> bool:
 
 
 def waits_for_approval_by(principal: Principal, record: JobRecord) -> bool:
-    """Paused for an approval that ``principal`` may give."""
+    """Paused for an approval that ``principal`` may give: they hold the role, and the
+    job is not their own (unless the rule says ``self_approval: allowed``)."""
     waiting = record.waiting
     return (
         record.status is JobStatus.PAUSED
@@ -100,6 +105,7 @@ def waits_for_approval_by(principal: Principal, record: JobRecord) -> bool:
         and waiting is not None
         and bool(waiting.approver)
         and principal.has(str(waiting.approver))
+        and (record.owner != principal.name or bool(waiting.self_approval))
     )
 
 
@@ -300,9 +306,11 @@ class JobService:
         principal: Principal,
         job_id: str,
         decision: Literal["approve", "deny"],
-        correlation_id: str | None = None,
+        correlation_id: str | None,
     ) -> Outcome:
-        """Approve or deny the call a paused job waits on, as the role the rule names."""
+        """Approve or deny the call a paused job waits on, as the role the rule names,
+        naming the pause (``correlation_id``); never the owner's approval of their own
+        call unless the rule allows it."""
         record = await self.record(principal, job_id)
         waiting = record.waiting
         if (
@@ -317,10 +325,24 @@ class JobService:
                 f"only the role '{approver}' may {decision} this call "
                 f"(you hold: {', '.join(sorted(principal.roles)) or 'no role'})"
             )
+        if not correlation_id:
+            raise UsageError(
+                f"to {decision} job {job_id}, name the pause you answer: give its "
+                "waiting.correlation_id"
+            )
+        if decision == "approve" and record.owner == principal.name and not waiting.self_approval:
+            raise ForbiddenError(
+                f"you own job {job_id}: another {approver} must approve its call "
+                "(the rule does not say self_approval: allowed)"
+            )
         log.info("%s: %s %ss %s", job_id, principal.name, decision, waiting.tool)
         runtime = self.runtime_for(self.skill_of(record))
         work = runtime.resume(
-            job_id, approval=decision, role=approver, correlation_id=correlation_id
+            job_id,
+            approval=decision,
+            role=approver,
+            decided_by=principal.name,
+            correlation_id=correlation_id,
         )
         return await self._resume(work, runtime, job_id)
 

@@ -20,6 +20,8 @@ from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.skills._base import SkillPart
 from skillwire.skills._validation import validate_document, walk_extras
 from skillwire.skills.model_package import FilesystemPolicy, ShellPolicy
+from skillwire.skills.model_tools import SelfApproval
+from skillwire.skills.semantics import approver_problem
 from skillwire.skills.source import read_document
 
 __all__ = ["BaseApproval", "BasePolicy", "load_base_policy"]
@@ -34,6 +36,9 @@ class BaseApproval(SkillPart):
     """When approval is needed; without it, always."""
     approver: str = "supervisor"
     """The approving role."""
+    self_approval: SelfApproval = "refused"
+    """``allowed`` lets the job's owner approve their own call when they hold the
+    approver role; by default (``refused``) the approval must come from someone else."""
     reason: str = ""
     """Why, shown to the approver."""
 
@@ -81,5 +86,18 @@ def load_base_policy(path: Path) -> BasePolicy:
     ]
     if unknown:
         raise SkillError(unknown)
+    roles = [
+        SkillIssue(
+            Severity.ERROR,
+            f"base policy approval {i}: {problem}",
+            doc.locate(("approvals", i, "approver")),
+            ("approvals", i, "approver"),
+            code="approver-every-caller",
+        )
+        for i, approval in enumerate(policy.approvals)
+        if (problem := approver_problem(approval.approver)) is not None
+    ]
+    if roles:
+        raise SkillError(roles)
     policy._locator = doc.locate
     return policy

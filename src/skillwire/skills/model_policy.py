@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from skillwire.skills._base import SkillPart
-from skillwire.skills.model_tools import PolicyCondition
+from skillwire.skills.model_tools import PolicyCondition, SelfApproval
 
 __all__ = [
     "Approval",
@@ -46,6 +46,10 @@ class StructuredRule(SkillPart):
     """What happens when the rule applies."""
     approver: str | None = None
     """The approving role, for ``require_approval``."""
+    self_approval: SelfApproval | None = None
+    """For ``require_approval``: ``allowed`` lets the job's owner approve their own call
+    when they hold the approver role; by default (``refused``) the approval must come
+    from someone else."""
     fields: list[str] = Field(default_factory=list)
     """The inputs to ask for, for ``require_input``."""
     message: str = ""
@@ -140,6 +144,10 @@ class Approval(SkillPart):
     """Always ``require_approval``."""
     approver: str | None = None
     """The role that may approve (default ``policy.default_approver``)."""
+    self_approval: SelfApproval | None = None
+    """``allowed`` lets the job's owner approve their own call when they hold the
+    approver role; by default (``refused``) the approval must come from someone else.
+    A condition in ``conditions[]`` may say its own."""
     reason: str = ""
     """Why approval is needed, shown to the approver."""
 

@@ -23,6 +23,7 @@ __all__ = [
     "PolicyCondition",
     "PythonExecutor",
     "SelectionHints",
+    "SelfApproval",
     "ShellCommandExecutor",
     "ShellFallback",
     "SimulateExecutor",
@@ -34,6 +35,9 @@ __all__ = [
 ]
 
 ApprovalMode = Literal["always", "conditional", "never"]
+
+SelfApproval = Literal["allowed", "refused"]
+"""Whether the job's owner may approve their own call (``refused`` unless said)."""
 
 
 def _properties(schema: dict[str, Any]) -> dict[str, Any]:
@@ -72,6 +76,10 @@ class PolicyCondition(SkillPart):
     """Why, in words; shown in the decision and to the planner."""
     approver: str | None = None
     """The role that may approve, for ``require_approval`` (default ``policy.default_approver``)."""
+    self_approval: SelfApproval | None = None
+    """For ``require_approval``: ``allowed`` lets the job's owner approve their own call
+    when they hold the approver role; by default (``refused``, or the tool policy's or the
+    approval's own setting) the approval must come from someone else."""
 
 
 class OnceOnly(SkillPart):
@@ -95,6 +103,10 @@ class ToolPolicy(SkillPart):
     """Conditional rules: deny, require approval, escalate, or allow as an exception."""
     approver: str | None = None
     """The role that approves this tool's calls."""
+    self_approval: SelfApproval | None = None
+    """``allowed`` lets the job's owner approve their own call of this tool when they
+    hold the approver role; by default (``refused``) the approval must come from someone
+    else. A condition's own ``self_approval`` wins over this one."""
     once_only: bool | OnceOnly = False
     """The tool may run once per job (true) or once per value of ``once_only.per``."""
     rate_limit: Any = None

@@ -25,7 +25,10 @@ from skillwire.skills.model_policy import StructuredRule, WorkflowStep
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
 
 __all__ = [
+    "EVERY_CALLER_ROLES",
     "RUNTIME_NAMES",
+    "approver_problem",
+    "approver_sites",
     "check_domain",
     "condition_sites",
     "input_names",
@@ -34,6 +37,10 @@ __all__ = [
 
 
 Locate = Callable[[FieldPath], SourceLocation]
+
+EVERY_CALLER_ROLES = frozenset({"user"})
+"""Roles every caller who can start a job holds (the server's ``user``): an approver
+role among them would let a job's owner approve their own call."""
 
 
 def _error(locate: Locate, path: FieldPath, message: str, code: str, hint: str = "") -> SkillIssue:
@@ -92,6 +99,7 @@ def check_domain(
     issues += _check_references(skill, locate)
     issues += _check_workflows(skill, locate)
     issues += _check_patterns(skill, locate)
+    issues += _check_approvers(skill, locate)
     compiled, cond_issues = _compile_conditions(skill, locate_value)
     issues += cond_issues
     return issues, compiled
@@ -345,6 +353,51 @@ def _check_references(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]
             "a tool condition uses action: escalate but policy.escalation.target names no role",
             "missing-escalation-target",
         )
+
+
+def approver_sites(skill: DomainFile) -> Iterator[tuple[FieldPath, str]]:
+    """Every role the skill names as approving a call: its path and the role."""
+    policy = skill.policy
+    yield ("policy", "default_approver"), policy.default_approver
+    for ai, approval in enumerate(policy.approvals):
+        if approval.approver is not None:
+            yield ("policy", "approvals", ai, "approver"), approval.approver
+    for ti, tool in enumerate(skill.tools):
+        if tool.policy.approver is not None:
+            yield ("tools", ti, "policy", "approver"), tool.policy.approver
+        for ci, cond in enumerate(tool.policy.conditions):
+            if cond.approver is not None:
+                yield ("tools", ti, "policy", "conditions", ci, "approver"), cond.approver
+    for kind in ("never", "always"):
+        for gi, rule in enumerate(getattr(policy.guardrails, kind)):
+            if isinstance(rule, StructuredRule) and rule.approver is not None:
+                yield ("policy", "guardrails", kind, gi, "approver"), rule.approver
+    if policy.escalation is not None and policy.escalation.target is not None:
+        yield ("policy", "escalation", "target"), policy.escalation.target
+
+
+def approver_problem(role: str) -> str | None:
+    """Why ``role`` may not approve a call (a role every caller holds), or None."""
+    if role in EVERY_CALLER_ROLES:
+        return (
+            f"'{role}' is a role every caller holds: a job's owner could approve their own "
+            "call; name the role that approves (e.g. supervisor)"
+        )
+    return None
+
+
+def _check_approvers(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
+    for path, role in approver_sites(skill):
+        problem = approver_problem(role)
+        if problem is not None:
+            yield _error(
+                locate,
+                path,
+                problem,
+                "approver-every-caller",
+                "the job's owner never approves their own call unless the rule says "
+                "self_approval: allowed",
+            )
 
 
 def _check_workflows(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:

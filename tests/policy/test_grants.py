@@ -1,0 +1,92 @@
+"""Grants through the gate's API alone: a grant allows one execution of exactly its call
+(issue 16 item 1). A consumed grant never allows; a caller that names the proposal's
+pauses (``correlation_ids``) lets only the grants answering them allow it; an ``Allow``
+says which grants it used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.policy.helpers import REFUND_TOOLS, gate_from
+
+from skillwire.policy import Allow, ApprovalGrant, Gate, GateInputError, NeedApproval
+
+BIG = {"order_id": "ORD-1", "amount": 750}
+
+APPROVALS = """
+policy:
+  approvals:
+    - {tool_id: process_refund, when: "amount > 500", approver: supervisor}
+    - {tool_id: process_refund, when: "amount > 700", approver: finance}
+"""
+
+
+@pytest.fixture
+def gate(tmp_path: Path) -> Gate:
+    """The refund tools, needing a supervisor over 500 and finance over 700."""
+    return gate_from(tmp_path, REFUND_TOOLS, APPROVALS)
+
+
+def grant(role: str, correlation: str = "", *, consumed: bool = False) -> ApprovalGrant:
+    """A grant of the 750 refund."""
+    return ApprovalGrant("process_refund", dict(BIG), role, correlation, consumed)
+
+
+def test_a_consumed_grant_does_not_allow(gate: Gate) -> None:
+    fresh = [grant("supervisor", "p1"), grant("finance", "p2")]
+    assert gate.check("process_refund", BIG, approvals=fresh).kind == "allow"
+    used = [grant("supervisor", "p1"), grant("finance", "p2", consumed=True)]
+    decision = gate.check("process_refund", BIG, approvals=used)
+    assert isinstance(decision, NeedApproval) and decision.approver == "finance"
+    every = [grant("supervisor", "p1", consumed=True), grant("finance", "p2", consumed=True)]
+    decision = gate.check("process_refund", BIG, approvals=every)
+    assert isinstance(decision, NeedApproval) and decision.approver == "supervisor"
+
+
+def test_an_allow_names_the_grants_it_used(gate: Gate) -> None:
+    spare = grant("supervisor", "p0")
+    grants = [grant("intern", "x"), spare, grant("supervisor", "p1"), grant("finance", "p2")]
+    decision = gate.check("process_refund", BIG, approvals=grants)
+    assert isinstance(decision, Allow)
+    assert [g.correlation_id for g in decision.grants] == ["p0", "p2"]  # one per role
+    small = gate.check("process_refund", {**BIG, "amount": 100}, approvals=grants)
+    assert isinstance(small, Allow) and small.grants == ()  # no approval needed, none used
+
+
+def test_only_grants_of_the_named_pauses_allow(gate: Gate) -> None:
+    grants = [grant("supervisor", "p1"), grant("finance", "p2")]
+    named = gate.check("process_refund", BIG, approvals=grants, correlation_ids=["p1", "p2"])
+    assert named.kind == "allow"
+    other = gate.check("process_refund", BIG, approvals=grants, correlation_ids=["p1", "p9"])
+    assert isinstance(other, NeedApproval) and other.approver == "finance"
+    fresh = gate.check("process_refund", BIG, approvals=grants, correlation_ids=())
+    assert isinstance(fresh, NeedApproval) and fresh.approver == "supervisor"
+
+
+def test_a_text_is_one_correlation_id_not_its_letters(gate: Gate) -> None:
+    grants = [grant("supervisor", "p"), grant("finance", "1")]
+    decision = gate.check("process_refund", BIG, approvals=grants, correlation_ids="p1")
+    assert decision.kind == "need_approval"
+    both = [grant("supervisor", "p1"), grant("finance", "p1")]
+    assert gate.check("process_refund", BIG, approvals=both, correlation_ids="p1").allowed
+
+
+def test_a_grant_with_no_correlation_id_answers_no_named_pause(gate: Gate) -> None:
+    grants = [grant("supervisor"), grant("finance")]
+    assert gate.check("process_refund", BIG, approvals=grants).allowed  # nothing named
+    decision = gate.check("process_refund", BIG, approvals=grants, correlation_ids=[""])
+    assert decision.kind == "need_approval"
+
+
+def test_what_is_not_a_grant_or_an_id_is_the_callers_bug(gate: Gate) -> None:
+    bad = ApprovalGrant("process_refund", dict(BIG), "supervisor", "p1", "yes")  # type: ignore[arg-type]
+    with pytest.raises(GateInputError, match=r"approvals\[0\]\.consumed"):
+        gate.check("process_refund", BIG, approvals=[bad])
+    odd = ApprovalGrant("process_refund", dict(BIG), "supervisor", "\ud800")
+    with pytest.raises(GateInputError, match=r"approvals\[0\]\.correlation_id"):
+        gate.check("process_refund", BIG, approvals=[odd])
+    with pytest.raises(GateInputError, match=r"correlation_ids\[1\]"):
+        gate.check("process_refund", BIG, correlation_ids=["p1", 2])  # type: ignore[list-item]
+    with pytest.raises(GateInputError, match="correlation_ids"):
+        gate.check("process_refund", BIG, correlation_ids={"p1"})  # type: ignore[arg-type]
