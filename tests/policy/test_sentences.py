@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from skillwire.cli_app import app
 from skillwire.core import Severity
 from skillwire.policy import RuleKind, compile_policy
-from skillwire.policy.compiler import MAX_TEXT_RULES, CompiledPolicy, estimate_tokens
+from skillwire.policy.rules import MAX_TEXT_RULES, CompiledPolicy, estimate_tokens
 from skillwire.policy.sentences import read_sentence, tokenize
 from skillwire.skills import Skill, load_skill
 

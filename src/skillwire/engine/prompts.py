@@ -16,7 +16,7 @@ import orjson
 from skillwire.core.chat import ChatMessage, ChatRequest, ToolSpec
 from skillwire.core.proposal import FINAL_ANSWER_TOOL
 from skillwire.engine.adapter import model_tool_name
-from skillwire.policy.compiler import CompiledPolicy, RuleKind
+from skillwire.policy import CompiledPolicy, RuleKind
 from skillwire.policy.workflows import SubGoal
 from skillwire.skills.model import Skill
 

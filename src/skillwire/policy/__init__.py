@@ -5,7 +5,7 @@ The gate needs no model and no job: :meth:`Gate.for_skill` then :meth:`Gate.chec
 
 from skillwire.policy.access import AccessPolicy, BasePolicy, apply_plan, load_base_policy
 from skillwire.policy.call import ApprovalGrant, ToolRun
-from skillwire.policy.compiler import CompiledPolicy, CompiledRule, RuleKind, compile_policy
+from skillwire.policy.compiler import compile_policy
 from skillwire.policy.decisions import (
     Allow,
     Block,
@@ -18,6 +18,7 @@ from skillwire.policy.decisions import (
 from skillwire.policy.gate import Gate, PreToolGate
 from skillwire.policy.gate_input import GateInputError
 from skillwire.policy.json_schema import schema_validator
+from skillwire.policy.rules import CompiledPolicy, CompiledRule, RuleKind
 from skillwire.policy.workflows import SubGoal, workflows_to_subgoals
 
 __all__ = [

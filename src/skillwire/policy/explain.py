@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from skillwire.policy.access import BasePolicy
-from skillwire.policy.compiler import MAX_TEXT_RULES, RuleKind
 from skillwire.policy.gate import Gate
+from skillwire.policy.rules import MAX_TEXT_RULES, RuleKind
 from skillwire.skills.model import Skill
 
 __all__ = ["explain_skill"]

@@ -27,14 +27,7 @@ from skillwire.core.errors import ConditionSyntaxError, SkillError
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.policy.access import AccessPolicy, BasePolicy, merge_access
 from skillwire.policy.call import ApprovalGrant, GateCall, ToolRun
-from skillwire.policy.compiler import (
-    CompiledPolicy,
-    CompiledRule,
-    RuleKind,
-    access_location,
-    approver_errors,
-    compile_policy,
-)
+from skillwire.policy.compiler import access_location, approver_errors, compile_policy
 from skillwire.policy.decisions import (
     Allow,
     Block,
@@ -54,6 +47,7 @@ from skillwire.policy.gate_input import (
     plain_state,
     shown,
 )
+from skillwire.policy.rules import CompiledPolicy, CompiledRule, RuleKind
 from skillwire.policy.tooling import ToolFacts
 from skillwire.policy.validators import (
     Admissibility,

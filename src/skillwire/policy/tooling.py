@@ -12,8 +12,8 @@ from typing import Any
 
 from skillwire.policy.access import AccessPolicy
 from skillwire.policy.arguments import ArgumentChecker
-from skillwire.policy.compiler import CompiledRule, RuleKind
 from skillwire.policy.decisions import Reason
+from skillwire.policy.rules import CompiledRule, RuleKind
 from skillwire.skills.model import Skill
 from skillwire.skills.model_tools import ShellCommandExecutor, Tool
 

@@ -20,9 +20,9 @@ from typing import Any, Protocol
 from skillwire.core.errors import ConditionEvaluationError
 from skillwire.policy.arguments import same_value
 from skillwire.policy.call import ApprovalGrant, GateCall
-from skillwire.policy.compiler import CompiledRule, RuleKind
 from skillwire.policy.decisions import Reason, ReasonCode
 from skillwire.policy.gate_input import shown
+from skillwire.policy.rules import CompiledRule, RuleKind
 from skillwire.policy.tooling import ToolFacts
 
 __all__ = [

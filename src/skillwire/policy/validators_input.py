@@ -13,8 +13,8 @@ from typing import Any
 
 from skillwire.core.errors import ConditionEvaluationError
 from skillwire.policy.call import GateCall
-from skillwire.policy.compiler import RuleKind
 from skillwire.policy.decisions import Reason, ReasonCode
+from skillwire.policy.rules import RuleKind
 from skillwire.policy.tooling import ToolFacts
 from skillwire.policy.validators import Findings, holds, holds_or_fails_closed
 
