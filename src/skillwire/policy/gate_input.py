@@ -17,8 +17,8 @@ call instead (see :meth:`skillwire.policy.Gate.check`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from skillwire.core.errors import GateInputError
 from skillwire.core.plainjson import plain_dumps
@@ -40,6 +40,9 @@ __all__ = [
 MAX_DEPTH = 254
 """Containers nested deeper than this are refused (orjson's limit, which plain JSON
 values share with the store)."""
+
+_Marked = TypeVar("_Marked", ToolRun, ApprovalGrant)
+"""A value the gate marks once it has found it plain JSON."""
 
 _EMPTY: Mapping[str, Any] = {}
 _LISTS = (list, tuple)
@@ -163,14 +166,7 @@ def checked_history(history: Sequence[ToolRun]) -> Sequence[ToolRun]:
             break
     else:
         return history  # every run seen before: the common case, kept cheap
-    copied: list[ToolRun] | None = None
-    for i, given in enumerate(history):
-        run = given if type(given) is ToolRun and given._plain else _checked_run(given, i)
-        if run is not given and copied is None:
-            copied = list(history[:i])
-        if copied is not None:
-            copied.append(run)
-    return history if copied is None else copied
+    return _each_checked(history, ToolRun, _checked_run)
 
 
 def _checked_run(run: object, i: int) -> ToolRun:
@@ -208,14 +204,22 @@ def checked_grants(grants: Sequence[ApprovalGrant]) -> Sequence[ApprovalGrant]:
         return grants
     if type(grants) not in _LISTS:
         _sequence(grants, "approvals")
-    copied: list[ApprovalGrant] | None = None
-    for i, given in enumerate(grants):
-        grant = given if type(given) is ApprovalGrant and given._plain else _checked_grant(given, i)
-        if grant is not given and copied is None:
-            copied = list(grants[:i])
+    return _each_checked(grants, ApprovalGrant, _checked_grant)
+
+
+def _each_checked(
+    items: Sequence[_Marked], kind: type[_Marked], check: Callable[[object, int], _Marked]
+) -> Sequence[_Marked]:
+    """``items``, each of ``kind`` and marked plain (``check`` checks and marks the ones
+    not marked yet); a copy only when ``check`` had to replace one."""
+    copied: list[_Marked] | None = None
+    for i, given in enumerate(items):
+        item = given if type(given) is kind and given._plain else check(given, i)
+        if item is not given and copied is None:
+            copied = list(items[:i])
         if copied is not None:
-            copied.append(grant)
-    return grants if copied is None else copied
+            copied.append(item)
+    return items if copied is None else copied
 
 
 def _checked_grant(grant: object, i: int) -> ApprovalGrant:
