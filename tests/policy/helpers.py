@@ -55,3 +55,15 @@ def line_of(path: Path | str, needle: str) -> int:
         if needle in line:
             return number
     raise AssertionError(f"{needle!r} not in {path}")
+
+
+BIG = {"order_id": "ORD-1", "amount": 750}
+"""A refund over both approval thresholds of :data:`APPROVALS`."""
+
+APPROVALS = """
+policy:
+  approvals:
+    - {tool_id: process_refund, when: "amount > 500", approver: supervisor}
+    - {tool_id: process_refund, when: "amount > 700", approver: finance}
+"""
+"""Refunds need a supervisor over 500 and finance over 700."""

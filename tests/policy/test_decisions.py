@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.policy.helpers import REFUND_TOOLS, codes, gate_from, line_of, runs
+from tests.policy.helpers import APPROVALS, BIG, REFUND_TOOLS, codes, gate_from, line_of, runs
 
 from skillwire.policy import (
     Allow,
@@ -23,15 +23,6 @@ from skillwire.policy import (
     ReasonCode,
 )
 from skillwire.policy.call import args_key, same_args
-
-BIG = {"order_id": "ORD-1", "amount": 750}
-
-APPROVALS = """
-policy:
-  approvals:
-    - {tool_id: process_refund, when: "amount > 500", approver: supervisor}
-    - {tool_id: process_refund, when: "amount > 700", approver: finance}
-"""
 
 
 def approval_gate(tmp_path: Path) -> Gate:

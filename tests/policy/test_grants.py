@@ -8,18 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.policy.helpers import REFUND_TOOLS, gate_from
+from tests.policy.helpers import APPROVALS, BIG, REFUND_TOOLS, gate_from
 
 from skillwire.policy import Allow, ApprovalGrant, Gate, GateInputError, NeedApproval
-
-BIG = {"order_id": "ORD-1", "amount": 750}
-
-APPROVALS = """
-policy:
-  approvals:
-    - {tool_id: process_refund, when: "amount > 500", approver: supervisor}
-    - {tool_id: process_refund, when: "amount > 700", approver: finance}
-"""
 
 
 @pytest.fixture
