@@ -479,3 +479,39 @@ def test_the_configured_default_tool_timeout_is_the_runtimes() -> None:
     from skillwire.tools import DEFAULT_TOOL_TIMEOUT
 
     assert ToolsConfig().timeout == DEFAULT_TOOL_TIMEOUT
+
+
+# -- a model reply never wedges a job or prints a traceback (issue 16 item 10) ---------
+
+
+def test_deeply_nested_json_from_the_model_is_no_traceback(tmp_path: Path) -> None:
+    script = tmp_path / "deep.json"
+    deep = "[" * 100_000 + "]" * 100_000
+    script.write_text(json.dumps([{"stage": "intent", "text": deep}]))
+    result = cli(
+        "run", REFUND, "-m", "refund", "--model", f"scripted:{script}", "--db", tmp_path / "j.db"
+    )
+    assert result.exit_code == 0, repr(result.exception)
+    assert "OUT_OF_DOMAIN" in result.stdout
+
+
+def test_a_lone_surrogate_from_the_model_is_no_traceback(tmp_path: Path) -> None:
+    from tests.engine.helpers import call, final, gate, intent, polish
+
+    script = tmp_path / "surrogate.json"
+    replies = [
+        intent(order_id=ORDER, amount=40),
+        call("verify_identity", "c1", order_id=ORDER),
+        final(answer="Done \ud800"),
+        call("check_eligibility", "c2", order_id=ORDER, amount=40),
+        call("process_refund", "c3", order_id=ORDER, amount=40),
+        final(),
+        gate(),
+        polish("Done \udc00 " + ORDER),
+    ]
+    script.write_text(json.dumps(replies))
+    result = cli(
+        "run", REFUND, "-m", "refund", "--model", f"scripted:{script}", "--db", tmp_path / "j.db"
+    )
+    assert result.exit_code == 0, repr(result.exception)
+    assert "completed" in result.stdout

@@ -60,6 +60,13 @@ class OutcomeClass(StrEnum):
     ENGINE_BUDGET_EXHAUSTED = "ENGINE_BUDGET_EXHAUSTED"
     FINALIZATION_FAILED = "FINALIZATION_FAILED"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    BLOCKED = "BLOCKED"
+    """Completed, but the gate blocked a call the request needed (and the tool never
+    ran later): the reply says what was not done and why."""
+    DENIED = "DENIED"
+    """Completed, but an approver denied a call the request needed."""
+    TOOL_FAILED = "TOOL_FAILED"
+    """Completed, but a tool the request needed failed (and never ran later)."""
 
 
 @dataclass
@@ -232,6 +239,11 @@ class EventKind(StrEnum):
     code in order. ``reasons``, ``suggested_action``, ``attempt``."""
     GATE_UNPARSED = "gate_unparsed", Stage.FINALIZE
     """The gate's reply was not a verdict: treated as failed. ``reply``."""
+    REQUEST_NOT_DONE = "request_not_done", Stage.FINALIZE
+    """The planner answered, but a call the request needed was denied, blocked or
+    failed: the job completes with that outcome, no gate or polisher is asked.
+    ``reason_code`` DENIED, BLOCKED or TOOL_FAILED; ``tools`` (not done), ``claims``
+    (past-tense action words of the answer that no tool run supports)."""
     ESCALATED = "escalated", Stage.FINALIZE
     """The job escalated: retries used up, no new evidence, or the gate asked.
     ``reason_code`` FINALIZATION_FAILED; ``draft``."""
@@ -249,6 +261,11 @@ class EventKind(StrEnum):
     ENGINE_BUDGET_EXHAUSTED."""
     MODEL_ERROR = "model_error", Stage.ENGINE
     """A model call failed and the job fails. ``reason_code`` INTERNAL_ERROR."""
+    ENGINE_ERROR = "engine_error", Stage.ENGINE
+    """An unexpected error (a bug) stopped a stage; the job goes on from its last save,
+    and fails after ``skillwire.engine.MAX_ENGINE_ERRORS`` of them. Internal: never
+    shown in the reply. ``reason_code`` INTERNAL_ERROR; ``error_type``, ``phase``,
+    ``attempt``, ``final`` (True when the job failed)."""
 
 
 @dataclass
