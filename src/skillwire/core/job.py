@@ -225,7 +225,7 @@ class EventKind(StrEnum):
     ``role``, ``tool``, ``args``, ``correlation_id``."""
     OPERATOR_DECIDED = "operator_decided", Stage.RESUME
     """An operator said whether an interrupted tool ran. ``outcome`` (``ran`` or
-    ``not_run``), ``tool``."""
+    ``not_run``), ``tool``, ``result_given`` (the operator gave the run's result)."""
 
     FINAL_ANSWER = "final_answer", Stage.FINALIZE
     """The planner answered. ``fields``."""
