@@ -159,6 +159,11 @@ def test_an_unexpected_error_is_retried_then_fails_the_job(
             assert errors[0].data["error_type"] == "_BugError"
             assert errors[0].reason_code == "INTERNAL_ERROR"
             assert job.record.reply is not None and "s3cr3t" not in job.record.reply
+            # every call made is recorded and counted, the failed runs' included
+            stages = [c.stage for c in job.model_calls]
+            assert stages == ["intent", "planner", "intent", "planner", "intent", "planner"]
+            assert [c.seq for c in job.model_calls] == [1, 2, 3, 4, 5, 6]
+            assert job.record.state["model_calls"] == 6
             stored = await store.get(job.id)
             assert stored is not None and stored.status is JobStatus.FAILED
         finally:

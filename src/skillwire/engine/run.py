@@ -242,6 +242,9 @@ class JobRun:
             if had_turn:
                 await self.turn.take()
             raise
+        except Exception as exc:  # a bug in a backend: recorded, then the runtime's
+            self._record_call(model, request, prompt_chars, started, None, type(exc).__name__)
+            raise
         self._record_call(model, request, prompt_chars, started, response, "")
         if had_turn:  # after the record: the latency is the model's, not the wait
             await self.turn.take()

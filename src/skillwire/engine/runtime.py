@@ -19,7 +19,7 @@ in :mod:`skillwire.engine.resume`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from skillwire.core.chat import ChatModel
@@ -301,7 +301,8 @@ class Runtime:
         ``engine_error`` event on the job as last saved, counted in its state, and the
         job goes on from there as recovery would; at :data:`MAX_ENGINE_ERRORS` it fails
         with ``INTERNAL_ERROR``. What the run did since its last save is dropped with it
-        (model calls are made again, only idempotent tools run again). Not caught: a
+        (only idempotent tools run again), except its model calls: they are recorded
+        and counted. Not caught: a
         save that conflicts (another worker has the job), a failing store (nothing can
         be recorded: the job stays as last saved, for recovery), a test script's
         mistake, and a cancellation.
@@ -329,6 +330,12 @@ class Runtime:
             raise exc
         run = self._run(record, failed.compiled, turn)
         state = run.state
+        # the model calls the failed run made were made: they count against the budget
+        # and are recorded, numbered on from the last save
+        for call in failed.new_calls:
+            state.call_seq += 1
+            state.model_calls += 1
+            run.new_calls.append(replace(call, seq=state.call_seq))
         state.engine_errors += 1
         final = state.engine_errors >= MAX_ENGINE_ERRORS
         run.event(
