@@ -25,8 +25,7 @@ from tests.engine.helpers import (
 
 from skillwire.core.chat import ChatRequest, ChatResponse, ToolCall
 from skillwire.core.job import JobStatus, OutcomeClass
-from skillwire.engine import Runtime
-from skillwire.engine.runtime import MAX_ENGINE_ERRORS
+from skillwire.engine import MAX_ENGINE_ERRORS, Runtime
 from skillwire.skills import load_skill
 from skillwire.store import SQLiteJobStore
 from skillwire.testing import FunctionModel
