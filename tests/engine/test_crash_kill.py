@@ -77,7 +77,12 @@ def test_workers_killed_at_random_points_lose_nothing(tmp_path: Path) -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=errors,
-        env={**os.environ, "SKILLWIRE_LEDGER_ECHO": "1", "PYTHONPATH": str(ROOT)},
+        # this checkout's src first: the children test this code, not an installed copy
+        env={
+            **os.environ,
+            "SKILLWIRE_LEDGER_ECHO": "1",
+            "PYTHONPATH": os.pathsep.join((str(ROOT / "src"), str(ROOT))),
+        },
     )
     assert server.stdin is not None and server.stdout is not None
     lines = Lines(server.stdout.fileno(), tmp_path / "server.err")
