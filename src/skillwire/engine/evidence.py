@@ -20,6 +20,7 @@ Three checks, no model involved:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -85,8 +86,9 @@ _NEGATIONS = frozenset(
 )
 """Words that, just before an action word, make it no claim."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
-_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-/]*[0-9][A-Za-z0-9_\-/]*|[0-9]+")
-"""A word holding a digit: an amount, an id, a date."""
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-/]*")
+"""A word as values are written (``ORD-12345``, ``750.00``, ``2026-11-24``)."""
+_DIGIT = re.compile(r"[0-9]")
 
 
 @dataclass(frozen=True)
@@ -131,21 +133,23 @@ def shortfall(run: JobRun) -> Shortfall | None:
     return Shortfall(outcome, " ".join(lines), tuple(missed))
 
 
-def _action_words(tool: str) -> set[str]:
-    """The words of ``tool``'s name that name its action (``process_refund``: refund)."""
+@functools.lru_cache(maxsize=4096)
+def _claim_forms(tool: str) -> frozenset[str]:
+    """The past forms of the words of ``tool``'s name that name its action
+    (``process_refund``: refunded; ``cancelOrder``: cancelled, canceled, ordered)."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", tool)
-    words = {w.lower() for w in re.split(r"[^A-Za-z]+", spaced) if len(w) >= 4}
-    return words - _GENERIC
-
-
-def _past(word: str) -> set[str]:
-    """The past forms of ``word`` an answer would use (refunded; deleted; cancelled)."""
-    forms = {word + "ed", word + "d" if word.endswith("e") else word + "ed"}
-    if word.endswith("y"):
-        forms.add(word[:-1] + "ied")
-    if re.search(r"[aeiou][bdglmnprt]$", word):
-        forms.add(word + word[-1] + "ed")
-    return forms
+    words = {w.lower() for w in re.split(r"[^A-Za-z]+", spaced) if len(w) >= 4} - _GENERIC
+    forms: set[str] = set()
+    for word in words:
+        forms.add(word + "d" if word.endswith("e") else word + "ed")
+        if word.endswith("y"):
+            forms.add(word[:-1] + "ied")
+        # a doubled last letter: cancelled (after a vowel and l), shipped (a short word)
+        if re.search(r"[aeiou]l$", word) or (
+            len(word) == 4 and re.search(r"[^aeiou][aeiou][bdgmnprt]$", word)
+        ):
+            forms.add(word + word[-1] + "ed")
+    return frozenset(forms)
 
 
 def unsupported_claims(run: JobRun, texts: list[str]) -> list[tuple[str, str]]:
@@ -156,9 +160,8 @@ def unsupported_claims(run: JobRun, texts: list[str]) -> list[tuple[str, str]]:
     for tool in run.skill.tools:
         if tool.idempotent or tool.name in done:
             continue
-        for word in _action_words(tool.name):
-            for form in _past(word):
-                forms.setdefault(form, tool.name)
+        for form in _claim_forms(tool.name):
+            forms.setdefault(form, tool.name)
     if not forms:
         return []
     found: list[tuple[str, str]] = []
@@ -183,17 +186,27 @@ def evidence_text(run: JobRun) -> str:
 
 
 def added_values(draft: str, polished: str, evidence: str) -> list[str]:
-    """Numbers and identifiers in ``polished`` found neither in ``draft`` nor in
-    ``evidence`` (in any of their usual renderings)."""
+    """Numbers and identifiers (words holding a digit) in ``polished`` found neither in
+    ``draft`` nor in ``evidence`` (a number in any of its usual renderings)."""
     known = draft + "\n" + evidence
-    known_numbers = {_number(v) for v in _VALUE.findall(known)} - {None}
+    known_numbers: set[float] | None = None
     added: list[str] = []
-    for found in _VALUE.findall(polished):
-        value = found.rstrip(".-/")
-        if value in known or _number(value) in known_numbers or value in added:
+    for token in _values(polished):
+        if token in known or token in added:
             continue
-        added.append(value)
+        number = _number(token)
+        if number is not None:
+            if known_numbers is None:  # read only when a number is not found as written
+                known_numbers = {n for n in map(_number, _values(known)) if n is not None}
+            if number in known_numbers:
+                continue
+        added.append(token)
     return added
+
+
+def _values(text: str) -> list[str]:
+    """The words of ``text`` that hold a digit, without trailing punctuation."""
+    return [t.rstrip(".-/") for t in _TOKEN.findall(text) if _DIGIT.search(t)]
 
 
 def _number(text: str) -> float | None:
