@@ -471,3 +471,93 @@ def test_the_cli_user_may_not_approve_a_job_they_own(env: dict[str, Path]) -> No
     user_error(resume(env, job["id"], "--approve", "--as", "supervisor"), "may not approve")
     denied = ok(resume(env, job["id"], "--deny", "--as", "supervisor"))
     assert denied["status"] == "completed"
+
+
+# -- a model reply never wedges a job or prints a traceback (issue 16 item 10) ---------
+
+
+def test_deeply_nested_json_from_the_model_is_no_traceback(tmp_path: Path) -> None:
+    script = tmp_path / "deep.json"
+    deep = "[" * 100_000 + "]" * 100_000
+    script.write_text(json.dumps([{"stage": "intent", "text": deep}]))
+    result = cli(
+        "run", REFUND, "-m", "refund", "--model", f"scripted:{script}", "--db", tmp_path / "j.db"
+    )
+    assert result.exit_code == 0, repr(result.exception)
+    assert "OUT_OF_DOMAIN" in result.stdout
+
+
+def test_a_lone_surrogate_from_the_model_is_no_traceback(tmp_path: Path) -> None:
+    from tests.engine.helpers import call, final, gate, intent, polish
+
+    script = tmp_path / "surrogate.json"
+    replies = [
+        intent(order_id=ORDER, amount=40),
+        call("verify_identity", "c1", order_id=ORDER),
+        final(answer="Done \ud800"),
+        call("check_eligibility", "c2", order_id=ORDER, amount=40),
+        call("process_refund", "c3", order_id=ORDER, amount=40),
+        final(),
+        gate(),
+        polish("Done \udc00 " + ORDER),
+    ]
+    script.write_text(json.dumps(replies))
+    result = cli(
+        "run", REFUND, "-m", "refund", "--model", f"scripted:{script}", "--db", tmp_path / "j.db"
+    )
+    assert result.exit_code == 0, repr(result.exception)
+    assert "completed" in result.stdout
+
+
+def test_jobs_filters_by_outcome_class(env: dict[str, Path], tmp_path: Path) -> None:
+    from tests.engine.helpers import FILES_SKILL, call, intent, skill_from
+
+    skill = skill_from(tmp_path / "files", FILES_SKILL).origin
+    script = tmp_path / "blocked.json"
+    script.write_text(
+        json.dumps(
+            [
+                intent("intent_tidy"),
+                call("deleteFile", "d1", path="a.txt"),
+                call("final_answer", "f", answer="Nothing was removed.", fields={"summary": "-"}),
+            ]
+        )
+    )
+    blocked = ok(
+        cli(
+            "run", skill, "-m", "tidy", "--model", f"scripted:{script}", "--db", env["db"], "--json"
+        )
+    )
+    assert blocked["outcome_class"] == "BLOCKED"
+    paused = start(env)
+    listed = ok(cli("jobs", "--db", env["db"], "--outcome", "BLOCKED", "--json"))
+    assert [j["id"] for j in listed] == [blocked["id"]]
+    waiting = ok(cli("jobs", "--db", env["db"], "--outcome", "user_action_required", "--json"))
+    assert [j["id"] for j in waiting] == [paused["id"]]
+    user_error(cli("jobs", "--db", env["db"], "--outcome", "NOPE"), "unknown outcome class")
+
+
+def test_a_job_database_that_is_not_one_is_a_one_line_error(tmp_path: Path) -> None:
+    garbage = tmp_path / "jobs.db"
+    garbage.write_bytes(b"not a database " * 200)
+    for args in (("jobs",), ("show", "some-job")):
+        result = cli(*args, "--db", garbage)
+        assert result.exit_code == 1, result.output
+        assert result.stderr.startswith("error:") and len(result.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in result.output
+        assert isinstance(result.exception, SystemExit)
+
+
+def test_a_failed_job_exits_1_after_printing_it(tmp_path: Path) -> None:
+    from tests.engine.helpers import intent
+
+    script = tmp_path / "chatter.json"
+    chatter = [{"stage": "planner", "text": "let me think"}] * 40
+    script.write_text(json.dumps([intent(order_id=ORDER, amount=40), *chatter]))
+    db = tmp_path / "j.db"
+    result = cli(
+        "run", REFUND, "-m", "refund", "--model", f"scripted:{script}", "--db", db, "--json"
+    )
+    assert result.exit_code == 1, result.output
+    job = json.loads(result.stdout)
+    assert (job["status"], job["outcome_class"]) == ("failed", "ENGINE_BUDGET_EXHAUSTED")

@@ -135,7 +135,7 @@ def run(
     as_json: JsonOption = False,
 ) -> None:
     """Start a job on SKILL and run it until it pauses or ends."""
-    from skillwire.cli_jobs import guard, parse_pairs, print_job, with_runtime
+    from skillwire.cli_jobs import exit_for, guard, parse_pairs, print_job, with_runtime
     from skillwire.config import load_config
     from skillwire.skills import load_skill
 
@@ -152,6 +152,7 @@ def run(
             config=config,
         )
         print_job(job, as_json)
+        exit_for(job)
 
     guard(body)
 
@@ -178,6 +179,7 @@ def resume(
     """
     from skillwire.cli_jobs import (
         decide_waiting,
+        exit_for,
         guard,
         parse_pairs,
         print_job,
@@ -214,6 +216,7 @@ def resume(
         refused = refused_input(job)
         if refused:
             raise UsageError(f"the input was not accepted, the job still waits: {refused}")
+        exit_for(job)
 
     guard(body)
 
@@ -222,6 +225,10 @@ def resume(
 def jobs(
     db: DbOption = None,
     status: Annotated[str | None, typer.Option(help="Only jobs with this status.")] = None,
+    outcome: Annotated[
+        str | None,
+        typer.Option(help="Only jobs with this outcome class (BLOCKED, DENIED, SUCCESS, ...)."),
+    ] = None,
     limit: Annotated[int, typer.Option(help="At most this many.")] = 50,
     as_json: JsonOption = False,
 ) -> None:
@@ -233,7 +240,7 @@ def jobs(
 
     from skillwire.cli_jobs import guard
     from skillwire.core.errors import UsageError
-    from skillwire.core.job import JobStatus
+    from skillwire.core.job import JobStatus, OutcomeClass
     from skillwire.store import SQLiteJobStore
 
     def body() -> None:
@@ -244,11 +251,16 @@ def jobs(
             wanted = JobStatus(status) if status else None
         except ValueError:
             raise UsageError(f"unknown status {status!r}") from None
+        try:
+            outcome_class = OutcomeClass(outcome.upper()) if outcome else None
+        except ValueError:
+            known = ", ".join(OutcomeClass)
+            raise UsageError(f"unknown outcome class {outcome!r}; one of {known}") from None
 
         async def fetch() -> list[Any]:
             store = SQLiteJobStore(path)
             try:
-                return await store.list(status=wanted, limit=limit)
+                return await store.list(status=wanted, outcome_class=outcome_class, limit=limit)
             finally:
                 await store.close()
 

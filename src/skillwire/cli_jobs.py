@@ -14,6 +14,7 @@ from rich.table import Table
 
 from skillwire.config import SkillwireConfig
 from skillwire.core.errors import SkillError, SkillwireError, UsageError
+from skillwire.core.job import JobStatus
 from skillwire.engine import JobView, Runtime
 from skillwire.skills.model import Skill
 
@@ -28,6 +29,7 @@ def _width() -> int:
 __all__ = [
     "cli_actor",
     "decide_waiting",
+    "exit_for",
     "fail",
     "guard",
     "parse_pairs",
@@ -157,8 +159,14 @@ def guard(action: Callable[[], T]) -> T:
 
     User errors: a skill with errors, a bad argument, an unknown or busy job, a wrong
     role, a model that is not configured, a script file that is not a script, a job
-    file written by a newer skillwire. Anything else is a bug and keeps its traceback.
+    file written by a newer skillwire. Anything else (a job file that is not a
+    database, a bug) is one line on standard error and exit code 1; with
+    ``SKILLWIRE_TRACEBACK=1`` in the environment it keeps its traceback.
     """
+    import os
+
+    from click.exceptions import ClickException, Exit
+
     from skillwire.core.errors import ScriptError
 
     try:
@@ -169,6 +177,20 @@ def guard(action: Callable[[], T]) -> T:
         raise fail(f"the script does not fit this job: {exc}") from None
     except SkillwireError as exc:
         raise fail(str(exc)) from None
+    except (Exit, ClickException):
+        raise
+    except Exception as exc:
+        if os.environ.get("SKILLWIRE_TRACEBACK") == "1":
+            raise
+        text = " ".join(str(exc).split())[:300]
+        fail(f"{type(exc).__name__}: {text} (set SKILLWIRE_TRACEBACK=1 for the traceback)")
+        raise typer.Exit(1) from None
+
+
+def exit_for(job: JobView) -> None:
+    """After the job is printed: exit code 1 when it failed (0 otherwise)."""
+    if job.record.status is JobStatus.FAILED:
+        raise typer.Exit(1)
 
 
 def refused_input(job: JobView) -> str | None:

@@ -77,6 +77,7 @@ def test_workers_killed_at_random_points_lose_nothing(tmp_path: Path) -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=errors,
+        # this checkout's src first: the children test this code, not an installed copy
         env={
             **os.environ,
             "SKILLWIRE_LEDGER_ECHO": "1",

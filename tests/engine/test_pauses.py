@@ -224,10 +224,12 @@ def test_an_approval_binds_the_approved_arguments(tmp_path: Path) -> None:
 def test_a_denial_tells_the_planner_and_the_tool_never_runs(
     tmp_path: Path, refund_yaml: Path
 ) -> None:
-    script = approval_script()
-    script[4] = final(
-        "The refund was not approved.",
-        {"order_id": ORDER, "status": "denied", "next_steps": "none"},
+    script = approval_script()[:4]  # a denied request asks no gate and no polisher
+    script.append(
+        final(
+            "The refund was not approved.",
+            {"order_id": ORDER, "status": "denied", "next_steps": "none"},
+        )
     )
 
     async def main() -> None:
@@ -236,6 +238,7 @@ def test_a_denial_tells_the_planner_and_the_tool_never_runs(
             job = await decide(rt, job.id, "deny", role="supervisor")
             model.assert_complete()
             assert job.status is JobStatus.COMPLETED
+            assert job.record.outcome_class is OutcomeClass.DENIED
             assert "process_refund" not in [e.data["tool"] for e in events_of(job, "tool_started")]
             denied = events_of(job, "approval_denied")
             assert len(denied) == 1 and denied[0].reason_code == "APPROVAL_DENIED"
@@ -326,8 +329,6 @@ def test_a_denied_call_proposed_again_is_not_asked_again(tmp_path: Path, refund_
     script[4:] = [
         call("process_refund", "c4", order_id=ORDER, amount=750.0),  # the same call again
         final("The refund was not approved.", refused),
-        gate(),
-        polish("Sorry, ORD-12345 was not refunded (status: denied). Next steps: none."),
     ]
 
     async def main() -> None:

@@ -279,3 +279,38 @@ class _FreshScripts(SwitchModel):
         if request.stage == "intent":
             fresh_script(self, self.replies)
         return await super().complete(request)
+
+
+def test_an_operator_who_says_ran_gives_the_result_the_job_finishes_on(tmp_path: Path) -> None:
+    script = approval_script()
+    result = {"order_id": ORDER, "status": "refunded", "refund_id": "RF-12345-75000"}
+
+    async def main() -> None:
+        store, job_id, ledger = await _interrupted_refund(tmp_path)
+        try:
+            model = SwitchModel()
+            runtime = Runtime(store, model, executors=Executors())
+            stored = await store.get(job_id)
+            assert stored is not None
+            continue_script(model, stored, script)
+            job = await runtime.recover(job_id)
+            assert job.record.waiting is not None
+            assert "result" in job.record.waiting.prompt_message
+            with pytest.raises(UsageError, match="result"):
+                await runtime.resume(job_id, input={"outcome": "not_run", "result": result})
+            with pytest.raises(UsageError, match="result"):
+                await runtime.resume(job_id, input={"outcome": "ran", "result": float("nan")})
+            job = await runtime.resume(job_id, input={"outcome": "ran", "result": result})
+            assert model.current is not None
+            planner = model.current.calls[-3]  # then the gate and the polisher
+            told = [m for m in planner.messages if m.role == "tool"][-1]
+        finally:
+            await store.close()
+        assert job.status is JobStatus.COMPLETED
+        assert job.record.state["history"][-1]["result"] == result
+        assert told.tool_call_id == "c3" and "RF-12345-75000" in told.content
+        decided = events_of(job, "operator_decided")[-1]
+        assert decided.data["result_given"] is True
+        assert ledger_runs(ledger)[("process_refund", f"{job_id}:2")] == 0
+
+    run(main())

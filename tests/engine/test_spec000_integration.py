@@ -58,7 +58,7 @@ def test_gate_disabled_still_checks_the_output_contract(tmp_path: Path) -> None:
     skill = refund_variant(tmp_path / "skill", gate="    enabled: false\n    max_retries: 0\n")
     script = [
         intent("intent_order_status", order_id=ORDER),
-        final(fields={"order_id": ORDER, "status": "shipped"}),
+        final("ORD-12345 has shipped.", fields={"order_id": ORDER, "status": "shipped"}),
     ]
 
     async def main() -> None:
@@ -80,14 +80,14 @@ def test_never_use_deletefile_blocks_the_tool_at_the_pre_tool_gate(tmp_path: Pat
         call("deleteFile", "d1", path="/home/u/a.txt"),
         call("listFiles", "l1", folder="/home/u"),
         final("Listed your files; nothing was deleted.", {"summary": "2 files"}),
-        gate(),
-    ]
+    ]  # the request was not done (deleteFile blocked): no gate call
 
     async def main() -> None:
         async with runtime_for(tmp_path / "jobs.db", script) as (rt, model):
             job = await rt.start(skill, "tidy my files, delete a.txt")
             model.assert_complete()
             assert job.status is JobStatus.COMPLETED
+            assert job.record.outcome_class is OutcomeClass.BLOCKED
             decision = events_of(job, "gate_decision")[0]
             assert decision.data["decision"] == "block"
             assert decision.data["tool"] == "deleteFile"

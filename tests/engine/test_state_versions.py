@@ -23,9 +23,7 @@ from tests.engine.helpers import (
     call,
     decide,
     final,
-    gate,
     kinds,
-    polish,
     run,
 )
 
@@ -167,11 +165,9 @@ def test_a_denial_in_an_upgraded_state_stops_the_same_call_later(
         *approval_script()[:4],
         call("process_refund", "c4", order_id="ORD-12345", amount=750),
         final(ANSWER, call_id="final"),
-        gate(),
-        polish(),
-    ]
+    ]  # a denied request asks no gate and no polisher
     job, row = run(resumed(tmp_path, version, replies, "deny"))
-    assert job.status == "completed"
+    assert (job.status, job.record.outcome_class) == ("completed", "DENIED")
     assert "denied_before" in kinds(job)
     assert "process_refund" not in [h["tool"] for h in row.state["history"]]
     assert row.state["denials"] == [

@@ -262,8 +262,8 @@ def test_a_failed_start_gives_its_turn_back(tmp_path: Path) -> None:
         store = SQLiteJobStore(tmp_path / "jobs.db")
         runtime = Runtime(store, FunctionModel(broken), turns=1, executors=Executors())
         try:
-            with pytest.raises(RuntimeError, match="a bug"):
-                await runtime.start(load_skill(SKILL), "hi")
+            job = await runtime.start(load_skill(SKILL), "hi")  # failed, not raised
+            assert (job.status, job.record.outcome_class) == ("failed", "INTERNAL_ERROR")
             assert runtime.turns.free() == 1
         finally:
             await store.close()

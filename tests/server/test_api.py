@@ -192,9 +192,17 @@ def test_an_admin_sees_every_job_and_filters(client: TestClient) -> None:
     paused = client.get("/api/jobs?status=paused&limit=1", headers=auth("boss")).json()
     assert len(paused["jobs"]) == 1 and paused["limit"] == 1
     assert client.get("/api/jobs?status=completed", headers=auth("boss")).json()["jobs"] == []
+    waiting = "/api/jobs?outcome_class=USER_ACTION_REQUIRED"
+    assert {j["id"] for j in client.get(waiting, headers=auth("boss")).json()["jobs"]} == {
+        a["id"],
+        b["id"],
+    }
+    assert client.get("/api/jobs?outcome_class=DENIED", headers=auth("boss")).json()["jobs"] == []
 
 
-@pytest.mark.parametrize("query", ["status=nope", "limit=0", "limit=501", "offset=-1", "limit=x"])
+@pytest.mark.parametrize(
+    "query", ["status=nope", "outcome_class=nope", "limit=0", "limit=501", "offset=-1", "limit=x"]
+)
 def test_list_refuses_bad_parameters(client: TestClient, query: str) -> None:
     assert_error(client.get(f"/api/jobs?{query}", headers=auth("alice")), 422, "invalid_request")
 

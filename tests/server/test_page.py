@@ -313,3 +313,16 @@ def test_the_vendored_htmx_and_its_license_are_served(client: TestClient) -> Non
     page = login(client, "alice").get("/")
     assert "/static/vendor/htmx-2.0.11.min.js" in page.text
     assert "script-src 'self'" in page.headers["content-security-policy"]
+
+
+@pytest.mark.parametrize(
+    "outcome", [OutcomeClass.BLOCKED, OutcomeClass.DENIED, OutcomeClass.TOOL_FAILED]
+)
+def test_a_job_completed_without_doing_the_request_is_not_shown_as_done(
+    outcome: OutcomeClass,
+) -> None:
+    panel = job_panel(record(JobStatus.COMPLETED, outcome, None), ALICE)
+    assert panel.tone == "bad" and "Done" not in panel.headline
+    assert str(outcome) in panel.headline
+    done = job_panel(record(JobStatus.COMPLETED, OutcomeClass.SUCCESS, None), ALICE)
+    assert (done.tone, done.headline) == ("ok", "Done")

@@ -375,3 +375,35 @@ async def check_crashed_store(store: SQLiteJobStore, reported: dict[str, int]) -
         assert calls == list(range(1, job.version)), job.id
         if job.version > 1:
             assert job.state["counter"] == job.version - 1
+
+
+def test_list_filters_by_outcome_class_with_an_index(tmp_path: Path) -> None:
+    specs = [  # id, status, outcome class, created_at
+        ("a", JobStatus.COMPLETED, OutcomeClass.BLOCKED, "2025-01-01"),
+        ("b", JobStatus.COMPLETED, OutcomeClass.SUCCESS, "2025-01-02"),
+        ("c", JobStatus.COMPLETED, OutcomeClass.DENIED, "2025-01-03"),
+        ("d", JobStatus.COMPLETED, OutcomeClass.BLOCKED, "2025-01-04"),
+        ("e", JobStatus.RUNNING, None, "2025-01-05"),
+    ]
+
+    async def body(store: SQLiteJobStore) -> None:
+        for job_id, status, outcome, created in specs:
+            await store.create(
+                make_job(job_id, status=status, outcome_class=outcome, created_at=created)
+            )
+
+        async def ids(**filters: Any) -> list[str]:
+            return [job.id for job in await store.list(**filters)]
+
+        assert await ids(outcome_class=OutcomeClass.BLOCKED) == ["d", "a"]
+        assert await ids(outcome_class=OutcomeClass.DENIED, owner="alice") == ["c"]
+        assert await ids(outcome_class=OutcomeClass.TOOL_FAILED) == []
+        assert await ids(outcome_class=OutcomeClass.BLOCKED, limit=1, offset=1) == ["a"]
+
+    run_with_store(tmp_path / "jobs.db", body)
+    with sqlite3.connect(tmp_path / "jobs.db") as db:
+        plan = db.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM jobs WHERE outcome_class = 'BLOCKED' "
+            "ORDER BY created_at DESC, rowid DESC"
+        ).fetchall()
+        assert any("jobs_by_outcome" in str(row) for row in plan), plan

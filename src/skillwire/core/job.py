@@ -39,7 +39,9 @@ newer one.
 3. Grants and denials add ``correlation_id`` (the pause answered), ``decided_by`` and
    ``consumed`` (a grant allows one execution); ``pending_grants`` lists the grants
    given for the pending call. A version 2 grant is read as consumed when its call has
-   run since (see ``skillwire.engine.state``)."""
+   run since (see ``skillwire.engine.state``). ``engine_errors`` (unexpected engine
+   errors so far, default 0) and ``blocks`` (calls the gate blocked, default none) are
+   written only when they are not empty, so an older state reads as having neither."""
 
 
 class JobStatus(StrEnum):
@@ -64,6 +66,13 @@ class OutcomeClass(StrEnum):
     ENGINE_BUDGET_EXHAUSTED = "ENGINE_BUDGET_EXHAUSTED"
     FINALIZATION_FAILED = "FINALIZATION_FAILED"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    BLOCKED = "BLOCKED"
+    """Completed, but the gate blocked a call the request needed (and the tool never
+    ran later): the reply says what was not done and why."""
+    DENIED = "DENIED"
+    """Completed, but an approver denied a call the request needed."""
+    TOOL_FAILED = "TOOL_FAILED"
+    """Completed, but a tool the request needed failed (and never ran later)."""
 
 
 @dataclass
@@ -226,7 +235,7 @@ class EventKind(StrEnum):
     ``role``, ``decided_by``, ``tool``, ``args``, ``correlation_id``."""
     OPERATOR_DECIDED = "operator_decided", Stage.RESUME
     """An operator said whether an interrupted tool ran. ``outcome`` (``ran`` or
-    ``not_run``), ``tool``."""
+    ``not_run``), ``tool``, ``result_given`` (the operator gave the run's result)."""
 
     FINAL_ANSWER = "final_answer", Stage.FINALIZE
     """The planner answered. ``fields``."""
@@ -240,6 +249,11 @@ class EventKind(StrEnum):
     code in order. ``reasons``, ``suggested_action``, ``attempt``."""
     GATE_UNPARSED = "gate_unparsed", Stage.FINALIZE
     """The gate's reply was not a verdict: treated as failed. ``reply``."""
+    REQUEST_NOT_DONE = "request_not_done", Stage.FINALIZE
+    """The planner answered, but a call the request needed was denied, blocked or
+    failed: the job completes with that outcome, no gate or polisher is asked.
+    ``reason_code`` DENIED, BLOCKED or TOOL_FAILED; ``tools`` (not done), ``claims``
+    (past-tense action words of the answer that no tool run supports)."""
     ESCALATED = "escalated", Stage.FINALIZE
     """The job escalated: retries used up, no new evidence, or the gate asked.
     ``reason_code`` FINALIZATION_FAILED; ``draft``."""
@@ -257,6 +271,11 @@ class EventKind(StrEnum):
     ENGINE_BUDGET_EXHAUSTED."""
     MODEL_ERROR = "model_error", Stage.ENGINE
     """A model call failed and the job fails. ``reason_code`` INTERNAL_ERROR."""
+    ENGINE_ERROR = "engine_error", Stage.ENGINE
+    """An unexpected error (a bug) stopped a stage; the job goes on from its last save,
+    and fails after ``skillwire.engine.MAX_ENGINE_ERRORS`` of them. Internal: never
+    shown in the reply. ``reason_code`` INTERNAL_ERROR; ``error_type``, ``phase``,
+    ``attempt``, ``final`` (True when the job failed)."""
 
 
 @dataclass

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from skillwire.core.errors import VersionConflict  # re-exported: its home was here
-from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord
+from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
 
 __all__ = ["JobStore", "VersionConflict"]
 
@@ -47,10 +47,11 @@ class JobStore(Protocol):
         owner: str | None = None,
         status: JobStatus | None = None,
         skill_id: str | None = None,
+        outcome_class: OutcomeClass | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> builtins.list[JobRecord]:
-        """Jobs, newest first."""
+        """Jobs matching every filter given, newest first."""
         ...
 
     async def events(self, job_id: str, *, after_seq: int = 0) -> builtins.list[Event]:

@@ -12,8 +12,18 @@ from typing import Any
 from skillwire.core.chat import ChatResponse, ToolCall
 from skillwire.core.errors import ParseFailure
 from skillwire.core.proposal import FINAL_ANSWER_TOOL, FinalAnswer, Proposal, ToolProposal
+from skillwire.policy.gate_input import not_plain
 
-__all__ = ["ModelAdapter", "model_tool_name", "tool_name_from_model"]
+__all__ = ["ModelAdapter", "model_tool_name", "readable", "tool_name_from_model"]
+
+
+def readable(text: str) -> str:
+    """``text`` with each lone surrogate (half of a UTF-16 pair, not a character) as
+    U+FFFD: what the engine keeps of a model's text, so that no later request, save or
+    print fails on it."""
+    if text.isascii():
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def model_tool_name(name: str) -> str:
@@ -33,7 +43,8 @@ class ModelAdapter:
         """The proposal in ``response`` and the tool call it came from.
 
         Raises :class:`ParseFailure` when the reply calls no tool, calls several, or
-        gives arguments that are not a JSON object.
+        gives arguments that are not a JSON object or not plain JSON (nested deeper
+        than the gate reads, a lone surrogate, a number that is not finite).
         """
         calls = response.tool_calls
         if not calls:
@@ -54,11 +65,18 @@ class ModelAdapter:
         call = calls[0]
         if call.arguments is None:
             raw = call.raw_arguments[:200]
-            raise ParseFailure([f"the arguments of {call.name} are not a JSON object: {raw!r}"])
+            raise ParseFailure(
+                [f"the arguments of {readable(call.name)} are not a JSON object: {raw!r}"]
+            )
+        problem = not_plain(call.arguments, "arguments")
+        if problem is not None:
+            where, what = problem
+            raise ParseFailure([f"the {where} of {readable(call.name)[:60]} are unusable: {what}"])
         name = tool_name_from_model(call.name)
         if name == FINAL_ANSWER_TOOL:
             return self._final(call.arguments), call
-        return ToolProposal(name, dict(call.arguments), call.id, reasoning=response.text), call
+        reasoning = readable(response.text)
+        return ToolProposal(name, dict(call.arguments), call.id, reasoning=reasoning), call
 
     def _final(self, args: dict[str, Any]) -> FinalAnswer:
         errors = []

@@ -6,8 +6,17 @@ sends the planner back with the reasons, at most ``max_retries`` times, and a re
 counts only if new evidence was gathered since (a tool ran or the user gave input):
 require-new-evidence is always on. After the last failure the job escalates.
 
+Before any of that, :func:`~skillwire.engine.evidence.shortfall` reads the job's
+record: when a call the request needed was denied, blocked or failed (and that tool
+never ran successfully later), the job completes with ``DENIED``, ``BLOCKED`` or
+``TOOL_FAILED`` and a reply that says what was not done and why, with no gate or
+polisher call. An answer that claims an action no tool performed fails the gate
+mechanically (``GOAL_NOT_MET``), before any model is asked.
+
 The polisher applies the persona and nothing else: if the polished text drops a value
-of a contract field, the unpolished text is kept and the event says why.
+of a contract field, adds a number or an identifier found neither in the draft nor in
+the evidence, or holds text that is not UTF-8, the unpolished text is kept and the
+event says why.
 """
 
 from __future__ import annotations
@@ -16,7 +25,15 @@ from typing import Any
 
 from skillwire.core.chat import ChatModel
 from skillwire.core.job import EventKind, JobStatus, OutcomeClass
+from skillwire.core.plainjson import plain_dumps
 from skillwire.core.proposal import FinalAnswer
+from skillwire.engine.evidence import (
+    Shortfall,
+    added_values,
+    evidence_text,
+    shortfall,
+    unsupported_claims,
+)
 from skillwire.engine.prompts import gate_request, polisher_request
 from skillwire.engine.run import JobRun
 from skillwire.engine.state import PauseKind, Phase
@@ -53,6 +70,10 @@ class FinalizationGate:
         state = run.state
         state.draft = {"answer": answer.answer, "fields": answer.fields}
         run.event(EventKind.FINAL_ANSWER, answer.answer[:200], fields=answer.fields)
+        short = shortfall(run)
+        if short is not None:
+            await _complete_short(run, answer, short)
+            return True
         if (
             state.evidence_at_last_gate is not None
             and state.evidence == state.evidence_at_last_gate
@@ -65,8 +86,16 @@ class FinalizationGate:
         reasons: list[dict[str, str]] = [
             {"code": "MISSING_REQUIRED_FIELD", "detail": f"missing field '{f}'"} for f in missing
         ]
+        texts = [answer.answer, *(v for v in answer.fields.values() if isinstance(v, str))]
+        reasons += [
+            {
+                "code": "GOAL_NOT_MET",
+                "detail": f"the answer says '{word}', but {tool} did not run successfully",
+            }
+            for tool, word in unsupported_claims(run, texts)
+        ]
         action = "TOOL_CALL"
-        if not missing and config.enabled:
+        if not reasons and config.enabled:
             verdict = await self._judge(run, answer)
             if not verdict.get("passed"):
                 reasons = _reasons(verdict) or [
@@ -75,7 +104,7 @@ class FinalizationGate:
                 missing = [m for m in verdict.get("missing_fields") or [] if isinstance(m, str)]
                 suggested = verdict.get("suggested_action")
                 action = suggested if suggested in ACTION_CODES else "TOOL_CALL"
-        elif not config.enabled:
+        if not config.enabled:
             run.event(
                 EventKind.GATE_SKIPPED,
                 "finalization gate disabled; output contract checked mechanically",
@@ -205,16 +234,32 @@ class ReplyPolisher:
                 if k in run.skill.output_contract.required_fields
             }
             lost = dropped_values(answer.answer, polished, required)
+            added = added_values(answer.answer, polished, evidence_text(run))
+            claims = unsupported_claims(run, [polished])
             if not polished:
                 run.event(
                     EventKind.POLISH_REJECTED,
                     "the polisher returned nothing; the unpolished reply is kept",
+                )
+            elif plain_dumps(polished) is None:
+                run.event(
+                    EventKind.POLISH_REJECTED,
+                    "the polished text holds a lone surrogate (not UTF-8); "
+                    "the unpolished reply is kept",
                 )
             elif lost:
                 run.event(
                     EventKind.POLISH_REJECTED,
                     f"the polished text dropped {', '.join(lost)}; the unpolished reply is kept",
                     dropped=lost,
+                )
+            elif added or claims:
+                said = added + [word for _, word in claims]
+                run.event(
+                    EventKind.POLISH_REJECTED,
+                    f"the polished text adds {', '.join(said)}, found neither in the answer "
+                    "nor in the evidence; the unpolished reply is kept",
+                    added=said,
                 )
             else:
                 reply = polished
@@ -226,3 +271,31 @@ class ReplyPolisher:
         run.state.phase = Phase.DONE
         run.set_status(JobStatus.COMPLETED, OutcomeClass.SUCCESS)
         await run.persist()
+
+
+async def _complete_short(run: JobRun, answer: FinalAnswer, short: Shortfall) -> None:
+    """Complete a job whose request was not (all) done: the outcome says why, and the
+    reply says what was not done, then the planner's answer unless it claims an action
+    that did not happen (so are its fields)."""
+    claims = unsupported_claims(run, [answer.answer])
+    reply = f"I could not do everything you asked. {short.notice}"
+    if not claims:
+        reply += f"\n\n{answer.answer}"
+    fields = {
+        name: value
+        for name, value in answer.fields.items()
+        if not (isinstance(value, str) and unsupported_claims(run, [value]))
+    }
+    run.event(
+        EventKind.REQUEST_NOT_DONE,
+        short.notice,
+        reason_code=short.outcome,
+        tools=list(short.tools),
+        claims=[word for _, word in claims],
+    )
+    run.event(EventKind.POLISH_SKIPPED, "the request was not done: the reply says what and why")
+    run.record.reply = reply
+    run.record.fields = fields
+    run.state.phase = Phase.DONE
+    run.set_status(JobStatus.COMPLETED, short.outcome)
+    await run.persist()

@@ -19,7 +19,7 @@ from skillwire.core.executor import ExecutorRegistry
 from skillwire.core.job import EventKind, JobStatus, OutcomeClass
 from skillwire.core.plainjson import plain_dumps
 from skillwire.core.proposal import DoNothing, FinalAnswer, Proposal, ToolProposal
-from skillwire.engine.adapter import ModelAdapter
+from skillwire.engine.adapter import ModelAdapter, readable
 from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.finalization import FinalizationGate, ReplyPolisher
 from skillwire.engine.prompts import intent_request, planner_request
@@ -28,28 +28,36 @@ from skillwire.engine.state import HistoryEntry, InFlightCall, PauseKind, Phase
 from skillwire.policy.arguments import FieldCheck
 from skillwire.policy.call import args_key
 from skillwire.policy.decisions import Allow, Block, Decision, NeedInput
+from skillwire.policy.gate_input import not_plain
 from skillwire.skills.model_tools import Tool
 
 __all__ = ["Pipeline", "parse_json_object"]
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:
-    """The JSON object in a reply (a ```json fence allowed), or None."""
+    """The JSON object in a reply (a ```json fence allowed), or None.
+
+    An object that is not plain JSON (nested deeper than the gate reads, a lone
+    surrogate, a number that is not finite) is no object: a reply is untrusted input,
+    and such a value would fail later, where it could not be told to the model.
+    """
     body = text.strip()
     if body.startswith("```"):
         body = body.split("\n", 1)[1] if "\n" in body else ""
         body = body.rsplit("```", 1)[0]
     try:
         value = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         start, end = body.find("{"), body.rfind("}")
         if start < 0 or end <= start:
             return None
         try:
             value = json.loads(body[start : end + 1])
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
-    return value if isinstance(value, dict) else None
+    if not isinstance(value, dict) or not_plain(value, "reply") is not None:
+        return None
+    return value
 
 
 class Pipeline:
@@ -205,7 +213,9 @@ class Pipeline:
             except ParseFailure as exc:
                 run.event(EventKind.PARSE_ERROR, "; ".join(exc.errors), errors=exc.errors)
                 retries += 1
-                summary = response.text.strip()[:500] or "(a reply that could not be used)"
+                summary = (
+                    readable(response.text.strip()[:500]) or "(a reply that could not be used)"
+                )
                 run.state.add_message(ChatMessage("assistant", summary))
                 if retries > run.limits.max_parse_retries:
                     return DoNothing(f"no usable reply after {retries} tries"), ""
@@ -216,8 +226,12 @@ class Pipeline:
                 run.state.add_message(
                     ChatMessage(
                         "assistant",
-                        response.text,
-                        (ToolCall(call.name, call.arguments, call.raw_arguments, call_id),),
+                        readable(response.text),
+                        (
+                            ToolCall(
+                                call.name, call.arguments, readable(call.raw_arguments), call_id
+                            ),
+                        ),
                     )
                 )
             return proposal, call_id
@@ -255,6 +269,9 @@ class Pipeline:
             state.pending = None
             state.pending_grants = []
             text = "; ".join(r.message for r in decision.reasons)
+            declared = run.skill.tool(proposal.tool)
+            if declared is not None:  # an unknown tool is no part of the request
+                state.blocks.append({"tool": declared.name, "reason": text[:300]})
             run.answer(
                 proposal.call_id, f"BLOCKED by the skill's rules: {text}. The call did not run."
             )

@@ -17,6 +17,7 @@ from typing import Any
 
 from skillwire.core.errors import ConflictError, ForbiddenError, UsageError
 from skillwire.core.job import EventKind, JobStatus, OutcomeClass
+from skillwire.core.plainjson import plain_dumps
 from skillwire.engine.pipeline import Pipeline
 from skillwire.engine.run import JobRun, now
 from skillwire.engine.state import HistoryEntry, InFlightCall, PauseKind, Ruling
@@ -170,10 +171,21 @@ async def _operator(
     run: JobRun, pipeline: Pipeline, values: Mapping[str, Any] | None, role: str | None
 ) -> None:
     """Settle a tool call a crash interrupted, as the operator says: it ran (recorded as
-    run, with no result) or it did not (run it now)."""
-    outcome = (values or {}).get("outcome")
+    run, with the ``result`` the operator gives, else ``{"recovered": true}``) or it did
+    not (run it now)."""
+    given = values or {}
+    outcome = given.get("outcome")
     if outcome not in ("ran", "not_run"):
         raise UsageError("give outcome=ran (the tool did run) or outcome=not_run (run it)")
+    has_result = "result" in given
+    result = given.get("result")
+    if has_result and outcome != "ran":
+        raise UsageError("a result goes with outcome=ran only (a tool that did not run has none)")
+    if has_result and plain_dumps(result) is None:
+        raise UsageError(
+            "the result must be plain JSON (no NaN or infinity, no lone surrogate, "
+            "nested at most 254 deep)"
+        )
     flight = run.state.in_flight
     if flight is None:
         raise ConflictError(f"job {run.id} has no interrupted tool call")
@@ -182,12 +194,15 @@ async def _operator(
         f"{role or 'operator'}: the tool {outcome}",
         outcome=outcome,
         tool=flight.tool,
+        result_given=has_result,
     )
     if outcome == "ran":
+        outcome_result = result if has_result else {"recovered": True}
         run.state.in_flight = None
-        run.state.history.append(HistoryEntry(flight.tool, flight.args, {"recovered": True}))
+        run.state.history.append(HistoryEntry(flight.tool, flight.args, outcome_result))
         run.state.evidence += 1
-        run.answer(flight.call_id, '{"recovered": true}')
+        data = plain_dumps(outcome_result)
+        run.answer(flight.call_id, data.decode() if data is not None else '{"recovered": true}')
     _unpause(run)
     if outcome == "not_run":
         # run_tool saves (status running, call in flight) before the tool runs again,
@@ -217,7 +232,8 @@ async def recover_in_flight(run: JobRun, pipeline: Pipeline, flight: InFlightCal
     run.state.pause_kind = PauseKind.OPERATOR
     prompt = (
         f"{flight.tool} started but did not finish, and it is not idempotent. Check "
-        "whether it ran, then resume with outcome=ran or outcome=not_run."
+        "whether it ran, then resume with outcome=ran (and its result as JSON, "
+        "result=<json>, if you have it) or outcome=not_run."
     )
     waiting = run.new_waiting(
         "TOOL_INTERRUPTED",

@@ -108,6 +108,9 @@ class JobRun:
     new_calls: list[ModelCallRecord] = field(default_factory=list)
     claimed: bool = True
     """False while a run made from a stored record has not saved yet (see :meth:`claim`)."""
+    saving: bool = False
+    """True while :meth:`persist` waits on the store, and after a save that failed: an
+    error then is the store's (the job is as last saved), not the stage's."""
     turn: Turn = field(default_factory=Turn)
     """The run's turn at engine work, given back while it waits on a model
     (:mod:`skillwire.engine.turns`; never waited for by default)."""
@@ -158,12 +161,14 @@ class JobRun:
         self.record.state = self.state.to_dict()
         self.record.state_version = JOB_STATE_VERSION
         self.record.updated_at = now()
+        self.saving = True  # left True when the save fails: the runtime reads it
         saved = await self.store.save(
             self.record,
             expected_version=self.record.version,
             events=self.new_events,
             model_calls=self.new_calls,
         )
+        self.saving = False
         self.record = saved
         self.new_events = []
         self.new_calls = []
@@ -236,6 +241,9 @@ class JobRun:
             self._record_call(model, request, prompt_chars, started, None, str(exc))
             if had_turn:
                 await self.turn.take()
+            raise
+        except Exception as exc:  # a bug in a backend: recorded, then the runtime's
+            self._record_call(model, request, prompt_chars, started, None, type(exc).__name__)
             raise
         self._record_call(model, request, prompt_chars, started, response, "")
         if had_turn:  # after the record: the latency is the model's, not the wait

@@ -21,27 +21,53 @@ in :mod:`skillwire.engine.resume`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from skillwire.core.chat import ChatModel
-from skillwire.core.errors import ConflictError, NotFoundError, UsageError, VersionConflict
+from skillwire.core.errors import (
+    ConflictError,
+    NotFoundError,
+    ScriptError,
+    UsageError,
+    VersionConflict,
+)
 from skillwire.core.executor import ExecutorRegistry
-from skillwire.core.job import Event, EventKind, JobRecord, JobStatus, ModelCallRecord
+from skillwire.core.job import (
+    Event,
+    EventKind,
+    JobRecord,
+    JobStatus,
+    ModelCallRecord,
+    OutcomeClass,
+)
 from skillwire.core.store import JobStore
 from skillwire.engine.compiled import CompiledSkill, CompiledSkills, SkillResolver
 from skillwire.engine.pipeline import Pipeline
 from skillwire.engine.resume import apply_resume, recover_in_flight
 from skillwire.engine.run import EngineLimits, JobRun, new_job_id, now
-from skillwire.engine.state import JobState
+from skillwire.engine.state import JobState, Phase
 from skillwire.engine.turns import Turn, Turns
 from skillwire.policy.access import BasePolicy
 from skillwire.policy.gate import Gate
 from skillwire.skills.model import Skill
 from skillwire.skills.model_tools import Tool
 
-__all__ = ["JobView", "Runtime", "SkillResolver"]
+__all__ = ["MAX_ENGINE_ERRORS", "JobView", "Runtime", "SkillResolver"]
+
+MAX_ENGINE_ERRORS = 3
+"""Unexpected errors a job may meet (counted in its saved state, across runs and
+recoveries) before it fails with ``INTERNAL_ERROR``: a bug that repeats on every try
+ends the job instead of wedging it."""
+
+INTERNAL_ERROR_REPLY = (
+    "Sorry, something went wrong on our side and your request could not be completed. "
+    "Nothing more will be done for it; please try again later."
+)
+"""The reply of a job an engine error failed (the error itself stays in the events)."""
+
+Step = Callable[[JobRun], Awaitable[None]]
 
 
 @dataclass
@@ -182,7 +208,7 @@ class Runtime:
             run.record.state = run.state.to_dict()
             run.record = await self.store.create(run.record, run.new_events)
             run.new_events = []
-            await self.pipeline.advance(run)
+            run = await self._guarded(run, turn, self.pipeline.advance)
             return await self._outcome(run, detail)
 
     async def view(self, job_id: str, *, detail: bool = True) -> JobView:
@@ -249,7 +275,7 @@ class Runtime:
                     correlation_id=correlation_id,
                 )
                 if given:
-                    await self.pipeline.advance(run)
+                    run = await self._guarded(run, turn, self.pipeline.advance)
             except VersionConflict as exc:
                 raise ConflictError(f"job {job_id} changed meanwhile (resumed twice?)") from exc
             return await self._outcome(run, detail)
@@ -270,13 +296,79 @@ class Runtime:
                 return await self.view(job_id, detail=detail)
             run = self._run(record, self.skills.of_record(record), turn)
             run.event(EventKind.RECOVERED, "continuing after an interruption")
-            flight = run.state.in_flight
             try:
-                if flight is None or not await recover_in_flight(run, self.pipeline, flight):
-                    await self.pipeline.advance(run)
+                run = await self._guarded(run, turn, self._continue)
             except VersionConflict as exc:
                 raise ConflictError(f"job {job_id} is being worked on elsewhere") from exc
             return await self._outcome(run, detail)
+
+    async def _continue(self, run: JobRun) -> None:
+        """Go on from the last save: settle a call left in flight, then advance."""
+        flight = run.state.in_flight
+        if flight is None or not await recover_in_flight(run, self.pipeline, flight):
+            await self.pipeline.advance(run)
+
+    async def _guarded(self, run: JobRun, turn: Turn, step: Step) -> JobRun:
+        """Run ``step``; the run that ends it (a new one after an unexpected error).
+
+        An unexpected error (a bug in a stage, a tool's or a model's) is recorded as an
+        ``engine_error`` event on the job as last saved, counted in its state, and the
+        job goes on from there as recovery would; at :data:`MAX_ENGINE_ERRORS` it fails
+        with ``INTERNAL_ERROR``. What the run did since its last save is dropped with it
+        (only idempotent tools run again), except its model calls: they are recorded
+        and counted. Not caught: a
+        save that conflicts (another worker has the job), a failing store (nothing can
+        be recorded: the job stays as last saved, for recovery), a test script's
+        mistake, and a cancellation.
+        """
+        while True:
+            try:
+                await step(run)
+                return run
+            except (VersionConflict, ScriptError):
+                raise
+            except Exception as exc:
+                if run.saving:
+                    raise
+                run = await self._record_error(run, turn, exc)
+            if run.record.status not in (JobStatus.QUEUED, JobStatus.RUNNING):
+                return run
+            step = self._continue
+
+    async def _record_error(self, failed: JobRun, turn: Turn, exc: Exception) -> JobRun:
+        """The job as last saved, with the error recorded and saved (failed once the
+        bound is reached)."""
+        await turn.take()  # the error may have come while the turn was given away
+        record = await self.store.get(failed.id)
+        if record is None:
+            raise exc
+        run = self._run(record, failed.compiled, turn)
+        state = run.state
+        # the model calls the failed run made were made: they count against the budget
+        # and are recorded, numbered on from the last save
+        for call in failed.new_calls:
+            state.call_seq += 1
+            state.model_calls += 1
+            run.new_calls.append(replace(call, seq=state.call_seq))
+        state.engine_errors += 1
+        final = state.engine_errors >= MAX_ENGINE_ERRORS
+        run.event(
+            EventKind.ENGINE_ERROR,
+            f"{type(exc).__name__}: {str(exc)[:200]}",
+            reason_code=OutcomeClass.INTERNAL_ERROR,
+            error_type=type(exc).__name__,
+            phase=str(failed.state.phase),
+            attempt=state.engine_errors,
+            final=final,
+        )
+        if final and record.status in (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.PAUSED):
+            state.phase = Phase.DONE
+            state.pending = None
+            run.record.waiting = None
+            run.record.reply = INTERNAL_ERROR_REPLY
+            run.set_status(JobStatus.FAILED, OutcomeClass.INTERNAL_ERROR)
+        await run.persist()
+        return run
 
     async def recover_all(self) -> list[str]:
         """Recover every job left queued or running; the ids recovered.

@@ -281,6 +281,10 @@ class JobState:
     evidence_at_last_gate: int | None = None
     event_seq: int = 0
     call_seq: int = 0
+    engine_errors: int = 0
+    """Unexpected errors the job has met so far (absent in older states: none)."""
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    """Calls the gate blocked, ``{tool, reason}`` (absent in older states: none)."""
     _messages: list[ChatMessage] = field(default_factory=list, repr=False, compare=False)
     """:attr:`conversation` as messages, as far as read (not persisted)."""
 
@@ -288,7 +292,7 @@ class JobState:
         """JSON form. Its values are shared, not copied (the conversation, the entries'
         cached forms), so that saving a job does not copy what it saved before."""
         pending, flight, pause = self.pending, self.in_flight, self.pause_kind
-        return {
+        out = {
             "message": self.message,
             "skill_source": self.skill_source,
             "context": self.context,
@@ -313,6 +317,13 @@ class JobState:
             "event_seq": self.event_seq,
             "call_seq": self.call_seq,
         }
+        # written only when there is something to say, so that a state without them
+        # reads back as it was written (their absence means none)
+        if self.engine_errors:
+            out["engine_errors"] = self.engine_errors
+        if self.blocks:
+            out["blocks"] = self.blocks
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], version: int = JOB_STATE_VERSION) -> JobState:
@@ -345,6 +356,8 @@ class JobState:
             evidence_at_last_gate=data.get("evidence_at_last_gate"),
             event_seq=data.get("event_seq", 0),
             call_seq=data.get("call_seq", 0),
+            engine_errors=data.get("engine_errors", 0),
+            blocks=list(data.get("blocks") or ()),
         )
 
     def runs(self) -> list[ToolRun]:

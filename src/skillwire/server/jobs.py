@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
 from skillwire.core.errors import UsageError
-from skillwire.core.job import JobRecord, JobStatus
+from skillwire.core.job import JobRecord, JobStatus, OutcomeClass
 from skillwire.engine import JobView
 from skillwire.server.context import ApiPrincipal, context_of
 from skillwire.server.errors import error_responses, known_query
@@ -109,12 +109,21 @@ async def list_jobs(
     status: Annotated[JobStatus | None, Query(description="Only jobs with this status.")] = None,
     skill_id: Annotated[str | None, Query(description="Only jobs of this skill.")] = None,
     owner: Annotated[str | None, Query(description="Only this owner's jobs (admin).")] = None,
+    outcome_class: Annotated[
+        OutcomeClass | None, Query(description="Only jobs with this outcome class.")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> FactsResponse:
     """Jobs, newest first: the caller's own; an admin's: everyone's."""
     records = await context_of(request).service.list_jobs(
-        principal, status=status, skill_id=skill_id, owner=owner, limit=limit, offset=offset
+        principal,
+        status=status,
+        skill_id=skill_id,
+        owner=owner,
+        outcome_class=outcome_class,
+        limit=limit,
+        offset=offset,
     )
     return FactsResponse(
         {"jobs": [summary_json(r) for r in records], "limit": limit, "offset": offset}

@@ -88,6 +88,10 @@ def conversation(view: JobView) -> list[Bubble]:
     return out
 
 
+_NOT_DONE = frozenset((OutcomeClass.BLOCKED, OutcomeClass.DENIED, OutcomeClass.TOOL_FAILED))
+"""Outcomes of a job that completed without doing what was asked (its reply says why)."""
+
+
 @dataclass
 class FieldWidget:
     """One input of the widget, for one requested field."""
@@ -226,6 +230,8 @@ def job_panel(view: JobView, principal: Principal, skill: Skill | None = None) -
             headline = f"Waiting: {w.reason_code}"
     elif r.status in (JobStatus.QUEUED, JobStatus.RUNNING):
         tone, headline = "busy", "Working on it…"
+    elif r.status is JobStatus.COMPLETED and r.outcome_class in _NOT_DONE:
+        tone, headline = "bad", f"Not done: {r.outcome_class}"
     elif r.status is JobStatus.COMPLETED:
         tone, headline = "ok", "Done"
     else:

@@ -211,6 +211,7 @@ class JobService:
         status: JobStatus | None = None,
         skill_id: str | None = None,
         owner: str | None = None,
+        outcome_class: OutcomeClass | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> list[JobRecord]:
@@ -220,7 +221,12 @@ class JobService:
                 raise ForbiddenError("only an admin may list other principals' jobs")
             owner = principal.name
         return await self.store.list(
-            owner=owner, status=status, skill_id=skill_id, limit=limit, offset=offset
+            owner=owner,
+            status=status,
+            skill_id=skill_id,
+            outcome_class=outcome_class,
+            limit=limit,
+            offset=offset,
         )
 
     async def inbox(self, principal: Principal) -> list[JobRecord]:

@@ -19,7 +19,7 @@ import contextvars
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord
+from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
 from skillwire.core.store import JobStore
 
 __all__ = ["JobSignals", "Listener", "SignallingStore", "creation_watch"]
@@ -158,12 +158,18 @@ class SignallingStore:
         owner: str | None = None,
         status: JobStatus | None = None,
         skill_id: str | None = None,
+        outcome_class: OutcomeClass | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> builtins.list[JobRecord]:
         """Jobs, newest first."""
         return await self.inner.list(
-            owner=owner, status=status, skill_id=skill_id, limit=limit, offset=offset
+            owner=owner,
+            status=status,
+            skill_id=skill_id,
+            outcome_class=outcome_class,
+            limit=limit,
+            offset=offset,
         )
 
     async def events(self, job_id: str, *, after_seq: int = 0) -> builtins.list[Event]:

@@ -196,6 +196,13 @@ def m004_events_view(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m005_jobs_by_outcome(db: sqlite3.Connection) -> None:
+    """An index for listing jobs by outcome class (``BLOCKED``, ``DENIED``, ...), newest
+    first, as ``jobs_by_status`` serves the status."""
+    db.execute("CREATE INDEX jobs_by_outcome ON jobs (outcome_class, created_at)")
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes: the number of migrations."""
 

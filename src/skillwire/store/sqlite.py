@@ -40,7 +40,14 @@ from typing import Any, Literal
 import orjson
 
 from skillwire.core.errors import JobStateTooNewError, UsageError, VersionConflict
-from skillwire.core.job import JOB_STATE_VERSION, Event, JobRecord, JobStatus, ModelCallRecord
+from skillwire.core.job import (
+    JOB_STATE_VERSION,
+    Event,
+    JobRecord,
+    JobStatus,
+    ModelCallRecord,
+    OutcomeClass,
+)
 from skillwire.store._group_commit import GroupCommit
 from skillwire.store._rows import (
     JOB_COLUMNS,
@@ -264,6 +271,7 @@ class SQLiteJobStore(GroupCommit):
         owner: str | None = None,
         status: JobStatus | None = None,
         skill_id: str | None = None,
+        outcome_class: OutcomeClass | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> list[JobRecord]:
@@ -273,7 +281,12 @@ class SQLiteJobStore(GroupCommit):
             raise UsageError(f"limit and offset must be >= 0, not {limit} and {offset}")
         filters = {
             column: storable(str(value))
-            for column, value in (("owner", owner), ("status", status), ("skill_id", skill_id))
+            for column, value in (
+                ("owner", owner),
+                ("status", status),
+                ("skill_id", skill_id),
+                ("outcome_class", outcome_class),
+            )
             if value is not None
         }
         where = " AND ".join(f"{column} = :{column}" for column in filters)
