@@ -89,8 +89,11 @@ def test_self_approval_allowed_lets_the_owner_approve(tmp_path: Path) -> None:
 
 def test_the_owner_may_deny_their_own_call(tmp_path: Path) -> None:
     skill = refund_variant(tmp_path / "skill")
-    script = approval_script()
-    script[4] = final("Not refunded.", {"order_id": ORDER, "status": "denied", "next_steps": "-"})
+    # a denied request ends DENIED without the finalization gate or the polisher
+    script = approval_script()[:4]
+    script.append(
+        final("Not refunded.", {"order_id": ORDER, "status": "denied", "next_steps": "-"})
+    )
 
     async def main() -> None:
         async with runtime_for(tmp_path / "jobs.db", script) as (rt, model):
@@ -98,6 +101,7 @@ def test_the_owner_may_deny_their_own_call(tmp_path: Path) -> None:
             job = await decide(rt, job.id, "deny", decided_by="olga")
             model.assert_complete()
             assert job.status is JobStatus.COMPLETED
+            assert job.record.outcome_class is OutcomeClass.DENIED
             denied = events_of(job, "approval_denied")
             assert [e.data["decided_by"] for e in denied] == ["olga"]
 

@@ -13,6 +13,7 @@ from tests.engine.helpers import (
     ORDER,
     approval_script,
     call,
+    decide,
     events_of,
     final,
     gate,
@@ -36,7 +37,7 @@ def test_a_denied_refund_ends_denied_and_says_why(tmp_path: Path, refund_yaml: P
         async with runtime_for(tmp_path / "jobs.db", script) as (rt, model):
             job = await rt.start(load_skill(refund_yaml), "Refund 750 for ORD-12345")
             assert job.record.outcome_class is OutcomeClass.APPROVAL_REQUIRED
-            job = await rt.resume(job.id, approval="deny", role="supervisor")
+            job = await decide(rt, job.id, "deny")
             assert job.status is JobStatus.COMPLETED
             assert job.record.outcome_class is OutcomeClass.DENIED
             reply = job.record.reply or ""
