@@ -107,13 +107,3 @@ def test_signals_are_apart_from_failures() -> None:
         assert issubclass(signal, ControlFlowSignal)
     assert not issubclass(ModelError, ControlFlowSignal)
     assert not issubclass(ScriptError, ControlFlowSignal)
-
-
-def test_old_homes_still_name_the_same_classes() -> None:
-    """Imports written before the move (and on branches not merged yet) keep working."""
-    from skillwire.core import chat, conditions, issues, store
-
-    assert chat.ModelError is ModelError
-    assert conditions.ConditionSyntaxError is ConditionSyntaxError
-    assert issues.SkillwireError is SkillwireError
-    assert store.VersionConflict is VersionConflict

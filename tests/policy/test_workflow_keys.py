@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tests.policy.helpers import REFUND_TOOLS, codes, gate_from, line_of, skill_from
 
-from skillwire.core.issues import SkillError
+from skillwire.core.errors import SkillError
 from skillwire.policy import ApprovalGrant, Gate, ReasonCode, ToolRun
 from skillwire.policy.explain import explain_skill
 from skillwire.skills import load_skill

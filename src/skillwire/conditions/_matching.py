@@ -19,8 +19,7 @@ from typing import Any, Final
 from skillwire.conditions._fastpath import string_value
 from skillwire.conditions._scanner import Token, tokenize
 from skillwire.conditions.dialect import Rewrite
-from skillwire.core.conditions import ConditionSyntaxError
-from skillwire.core.errors import ControlFlowSignal
+from skillwire.core.errors import ConditionSyntaxError, ControlFlowSignal
 from skillwire.core.patterns import PatternError, compile_pattern
 
 __all__ = [

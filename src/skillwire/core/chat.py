@@ -2,7 +2,7 @@
 
 Messages and tool definitions go in; text or tool calls, with usage, come out. This
 module imports no SDK; each backend in :mod:`skillwire.models` adapts one. A call fails
-with a :class:`ModelError` (defined in :mod:`skillwire.core.errors`, re-exported here)::
+with a :class:`~skillwire.core.errors.ModelError` (in :mod:`skillwire.core.errors`)::
 
     ModelError                  a model call failed
     ├── ModelConfigError        not usable as configured (no key, SDK extra missing, bad URL)
@@ -15,22 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from skillwire.core.errors import (  # re-exported: their home was here
-    ModelConfigError,
-    ModelError,
-    ModelRequestError,
-    ModelUnavailableError,
-)
-
 __all__ = [
     "ChatMessage",
     "ChatModel",
     "ChatRequest",
     "ChatResponse",
-    "ModelConfigError",
-    "ModelError",
-    "ModelRequestError",
-    "ModelUnavailableError",
     "Stage",
     "ToolCall",
     "ToolSpec",

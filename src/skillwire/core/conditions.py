@@ -3,8 +3,8 @@
 The implementation (CEL with a documented dialect of spoken words) lives in
 :mod:`skillwire.conditions`; everything else reads conditions through this protocol.
 Evaluation never guesses: a missing variable or a type mismatch raises
-:class:`ConditionEvaluationError`, and the caller fails closed (a deny rule blocks,
-an approval rule asks).
+:class:`~skillwire.core.errors.ConditionEvaluationError`, and the caller fails
+closed (a deny rule blocks, an approval rule asks).
 """
 
 from __future__ import annotations
@@ -12,12 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from skillwire.core.errors import (  # re-exported: their home was here
-    ConditionEvaluationError,
-    ConditionSyntaxError,
-)
-
-__all__ = ["Condition", "ConditionEvaluationError", "ConditionSyntaxError"]
+__all__ = ["Condition"]
 
 
 @runtime_checkable

@@ -1,6 +1,6 @@
 """Problems found in a skill: ``SkillIssue``, one finding (an error or a warning).
 
-``SkillError`` (in :mod:`skillwire.core.errors`, re-exported here) is raised when a skill
+``SkillError`` (in :mod:`skillwire.core.errors`) is raised when a skill
 cannot be used and carries these findings.
 """
 
@@ -9,25 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from skillwire.core.errors import (  # re-exported: their home was here
-    ConflictError,
-    ForbiddenError,
-    NotFoundError,
-    SkillError,
-    SkillwireError,
-    UsageError,
-)
 from skillwire.core.location import FieldPath, SourceLocation, format_path
 
 __all__ = [
-    "ConflictError",
-    "ForbiddenError",
-    "NotFoundError",
     "Severity",
-    "SkillError",
     "SkillIssue",
-    "SkillwireError",
-    "UsageError",
 ]
 
 

@@ -12,10 +12,9 @@ import builtins
 from collections.abc import Sequence
 from typing import Protocol
 
-from skillwire.core.errors import VersionConflict  # re-exported: its home was here
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
 
-__all__ = ["JobStore", "VersionConflict"]
+__all__ = ["JobStore"]
 
 
 class JobStore(Protocol):
