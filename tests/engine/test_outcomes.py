@@ -6,6 +6,7 @@ the polisher may rephrase but not add claims."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tests.engine.helpers import (
     ANSWER,
@@ -168,14 +169,20 @@ def test_a_negated_action_word_is_no_claim(tmp_path: Path, refund_yaml: Path) ->
     run(main())
 
 
+def refund_of_40(*, polished: str) -> list[dict[str, Any]]:
+    """A refund of 40 (no approval) whose polisher answers ``polished``."""
+    script = [*approval_script()[:-1], polish(polished)]
+    script[0] = intent(order_id=ORDER, amount=40)
+    script[2:4] = [
+        call("check_eligibility", "c2", order_id=ORDER, amount=40),
+        call("process_refund", "c3", order_id=ORDER, amount=40),
+    ]
+    return script
+
+
 def test_the_polisher_may_not_add_a_claim(tmp_path: Path, refund_yaml: Path) -> None:
     async def main() -> None:
-        script = [*approval_script()[:-1], polish(ANSWER + " Your refund id is RF-99999-1.")]
-        script[0] = intent(order_id=ORDER, amount=40)
-        script[2:4] = [
-            call("check_eligibility", "c2", order_id=ORDER, amount=40),
-            call("process_refund", "c3", order_id=ORDER, amount=40),
-        ]
+        script = refund_of_40(polished=ANSWER + " Your refund id is RF-99999-1.")
         async with runtime_for(tmp_path / "jobs.db", script) as (rt, _):
             job = await rt.start(load_skill(refund_yaml), "Refund 40 for ORD-12345")
             assert job.record.outcome_class is OutcomeClass.SUCCESS
@@ -188,12 +195,7 @@ def test_the_polisher_may_not_add_a_claim(tmp_path: Path, refund_yaml: Path) -> 
 
 def test_the_polisher_may_rephrase_with_the_evidence(tmp_path: Path, refund_yaml: Path) -> None:
     async def main() -> None:
-        script = [*approval_script()[:-1], polish(ANSWER + " Your refund id is RF-12345-4000.")]
-        script[0] = intent(order_id=ORDER, amount=40)
-        script[2:4] = [
-            call("check_eligibility", "c2", order_id=ORDER, amount=40),
-            call("process_refund", "c3", order_id=ORDER, amount=40),
-        ]
+        script = refund_of_40(polished=ANSWER + " Your refund id is RF-12345-4000.")
         async with runtime_for(tmp_path / "jobs.db", script) as (rt, _):
             job = await rt.start(load_skill(refund_yaml), "Refund 40 for ORD-12345")
             assert "polished" in kinds(job), [e.message for e in job.events]
