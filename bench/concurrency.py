@@ -99,26 +99,34 @@ class RemoteModel:
         await asyncio.sleep(self.latency)
         return answer(request)
 
+    async def aclose(self) -> None:
+        """Nothing to release."""
 
-async def _start(runtime: Runtime, skill: Skill, user: str) -> tuple[str, bool]:
-    """Start one job; its id, and whether it paused for its approval. Only that is
+
+Pause = tuple[str, str]
+"""A paused job as an approver's inbox shows it: its id and its pause's correlation id."""
+
+
+async def _start(runtime: Runtime, skill: Skill, user: str) -> tuple[Pause, bool]:
+    """Start one job; its pause, and whether it paused for its approval. Only that is
     kept, as a server would: not the job's whole record, which would make the heap,
     and so every garbage collection, grow with the number of jobs."""
     job = await runtime.start(skill, MESSAGE, context={"user_id": user}, detail=False)
-    return job.id, job.record.outcome_class == OutcomeClass.APPROVAL_REQUIRED
+    waiting = job.record.waiting
+    pause = (job.id, waiting.correlation_id if waiting is not None else "")
+    return pause, job.record.outcome_class == OutcomeClass.APPROVAL_REQUIRED
 
 
-async def _resume(runtime: Runtime, job_id: str) -> tuple[str, bool]:
-    """Approve one job, naming the pause it waits under (read from the store: another
-    process may have started it); its id, and whether it completed."""
-    record = await runtime.store.get(job_id)
-    waiting = record.waiting if record is not None else None
+async def _resume(runtime: Runtime, pause: Pause) -> tuple[str, bool]:
+    """Approve one job, naming the pause it waits under (as an approver who read it in
+    the inbox: the approval itself reads no more); its id, and whether it completed."""
+    job_id, correlation_id = pause
     job = await runtime.resume(
         job_id,
         approval="approve",
         role="supervisor",
         decided_by="sup",
-        correlation_id=waiting.correlation_id if waiting is not None else None,
+        correlation_id=correlation_id,
         detail=False,
     )
     return job.id, job.status is JobStatus.COMPLETED
@@ -130,26 +138,27 @@ class _Alone:
     async def wait(self) -> None:
         """Nobody to wait for."""
 
-    async def trade(self, index: int, ids: list[str]) -> list[str]:
+    async def trade(self, index: int, pauses: list[Pause]) -> list[Pause]:
         """The jobs this process approves: its own."""
-        return ids
+        return pauses
 
 
 class _Together:
-    """How ``processes`` processes meet: a barrier, and a queue per process for the ids
-    of the jobs it is to approve (each approves the jobs the one before it started)."""
+    """How ``processes`` processes meet: a barrier, and a queue per process for the
+    pauses of the jobs it is to approve (each approves the jobs the one before it
+    started)."""
 
     def __init__(self, processes: int, ctx: BaseContext) -> None:
         self.barrier = ctx.Barrier(processes)
-        self.inboxes: list[Queue[list[str]]] = [ctx.Queue() for _ in range(processes)]
+        self.inboxes: list[Queue[list[Pause]]] = [ctx.Queue() for _ in range(processes)]
 
     async def wait(self) -> None:
         """Until every process is here (on a thread: the loop is not held)."""
         await asyncio.get_running_loop().run_in_executor(None, self.barrier.wait)
 
-    async def trade(self, index: int, ids: list[str]) -> list[str]:
-        """Hand ``ids`` to the next process; the ids the one before handed over."""
-        self.inboxes[(index + 1) % len(self.inboxes)].put(ids)
+    async def trade(self, index: int, pauses: list[Pause]) -> list[Pause]:
+        """Hand ``pauses`` to the next process; the pauses the one before handed over."""
+        self.inboxes[(index + 1) % len(self.inboxes)].put(pauses)
         return await asyncio.get_running_loop().run_in_executor(None, self.inboxes[index].get)
 
 
@@ -165,7 +174,8 @@ async def _share(
     try:
         # one job first, so that the skill's gate is compiled before the clock starts
         warm = await runtime.start(skill, MESSAGE, detail=False)
-        await _resume(runtime, warm.id)
+        assert warm.record.waiting is not None
+        await _resume(runtime, (warm.id, warm.record.waiting.correlation_id))
         model.calls = 0
         freeze_startup_heap()  # as skillwire serve does once started
         tune_collector()
@@ -175,11 +185,11 @@ async def _share(
             *(_start(runtime, skill, f"u{index}-{i}") for i in range(jobs))
         )
         paused = time.monotonic()
-        bad = [job_id for job_id, ok in started if not ok]
-        mine = [job_id for job_id, _ok in started]
+        bad = [pause[0] for pause, ok in started if not ok]
+        mine = [pause for pause, _ok in started]
         theirs = await meet.trade(index, mine)
         await meet.wait()  # every job of every process has paused
-        ended = await asyncio.gather(*(_resume(runtime, job_id) for job_id in theirs))
+        ended = await asyncio.gather(*(_resume(runtime, pause) for pause in theirs))
         bad += [job_id for job_id, ok in ended if not ok]
         return {
             "start": wall0,

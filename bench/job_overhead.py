@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
-from skillwire.engine import Runtime
+from skillwire.engine import JobView, Runtime
 from skillwire.engine.heap import freeze_startup_heap, tune_collector
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
@@ -117,7 +117,7 @@ def _summary_only() -> dict[str, Any]:
     return {"detail": False} if "detail" in inspect.signature(Runtime.start).parameters else {}
 
 
-async def _approve(runtime: Runtime, job: Any, opts: dict[str, Any]) -> Any:
+async def _approve(runtime: Runtime, job: JobView, opts: dict[str, Any]) -> JobView:
     """Approve the call ``job`` waits on as the supervisor ``sup``, naming its pause."""
     waiting = job.record.waiting
     return await runtime.resume(
