@@ -183,6 +183,19 @@ async def _interrupted_refund(tmp_path: Path) -> tuple[SQLiteJobStore, str, Path
     return SQLiteJobStore(tmp_path / "jobs.db"), job_id, ledger
 
 
+async def _recovered(
+    store: SQLiteJobStore, job_id: str, script: list[dict[str, Any]]
+) -> tuple[Runtime, SwitchModel, JobView]:
+    """A new runtime recovers the interrupted job ``job_id``, its model going on with
+    ``script`` where the job's stored calls left it."""
+    model = SwitchModel()
+    runtime = Runtime(store, model, executors=Executors())
+    stored = await store.get(job_id)
+    assert stored is not None
+    continue_script(model, stored, script)
+    return runtime, model, await runtime.recover(job_id)
+
+
 @pytest.mark.parametrize("outcome", ["ran", "not_run"])
 def test_an_interrupted_non_idempotent_tool_waits_for_an_operator(
     tmp_path: Path, outcome: str
@@ -192,12 +205,7 @@ def test_an_interrupted_non_idempotent_tool_waits_for_an_operator(
     async def main() -> None:
         store, job_id, ledger = await _interrupted_refund(tmp_path)
         try:
-            model = SwitchModel()
-            runtime = Runtime(store, model, executors=Executors())
-            stored = await store.get(job_id)
-            assert stored is not None
-            continue_script(model, stored, script)
-            job = await runtime.recover(job_id)
+            runtime, _, job = await _recovered(store, job_id, script)
             assert job.status is JobStatus.PAUSED
             assert job.record.outcome_class is OutcomeClass.OPERATOR_ACTION_REQUIRED
             waiting = job.record.waiting
@@ -288,12 +296,7 @@ def test_an_operator_who_says_ran_gives_the_result_the_job_finishes_on(tmp_path:
     async def main() -> None:
         store, job_id, ledger = await _interrupted_refund(tmp_path)
         try:
-            model = SwitchModel()
-            runtime = Runtime(store, model, executors=Executors())
-            stored = await store.get(job_id)
-            assert stored is not None
-            continue_script(model, stored, script)
-            job = await runtime.recover(job_id)
+            runtime, model, job = await _recovered(store, job_id, script)
             assert job.record.waiting is not None
             assert "result" in job.record.waiting.prompt_message
             with pytest.raises(UsageError, match="result"):
