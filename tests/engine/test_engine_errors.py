@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.engine.helpers import (
     ORDER,
     POLISHED,
@@ -16,6 +17,7 @@ from tests.engine.helpers import (
     events_of,
     final,
     gate,
+    input_script,
     intent,
     kinds,
     polish,
@@ -24,6 +26,7 @@ from tests.engine.helpers import (
 )
 
 from skillwire.core.chat import ChatRequest, ChatResponse, ToolCall
+from skillwire.core.errors import UsageError
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import MAX_ENGINE_ERRORS, Runtime
 from skillwire.skills import load_skill
@@ -190,5 +193,29 @@ def test_recovery_counts_the_errors_of_earlier_runs(tmp_path: Path, refund_yaml:
             assert len(events_of(again, "engine_error")) == MAX_ENGINE_ERRORS + 1
         finally:
             await store.close()
+
+    run(main())
+
+
+def test_a_context_or_input_that_is_not_json_is_refused_at_the_door(
+    tmp_path: Path, refund_yaml: Path
+) -> None:
+    """A library caller's context or input that JSON cannot hold (NaN, a tuple) is a
+    ``UsageError`` naming it before any job is stored, not an engine error later in the
+    gate; a lone surrogate in the message or the context is mended, not refused."""
+
+    async def main() -> None:
+        async with runtime_for(tmp_path / "jobs.db", input_script()) as (rt, _):
+            skill = load_skill(refund_yaml)
+            for context in ({"limit": float("nan")}, {"ids": (1, 2)}):
+                with pytest.raises(UsageError, match="context"):
+                    await rt.start(skill, MESSAGE, context=context)
+            assert await rt.store.list() == []
+            job = await rt.start(skill, "Refund \ud800 750", context={"note": "\udc00"})
+            assert job.record.state["message"] == "Refund \ufffd 750"
+            assert job.record.state["context"]["note"] == "\ufffd"
+            with pytest.raises(UsageError, match="input"):
+                await rt.resume(job.id, input={"order_id": float("inf")})
+            assert "engine_error" not in kinds(job)
 
     run(main())

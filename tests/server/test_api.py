@@ -416,3 +416,48 @@ def test_responses_carry_security_headers(client: TestClient) -> None:
     response = client.get("/api/me", headers=auth("alice"))
     assert response.headers["x-content-type-options"] == "nosniff"
     assert "default-src 'self'" in response.headers["content-security-policy"]
+
+
+# -- hostile text through the API ------------------------------------------------------
+
+
+def _post_raw(client: TestClient, path: str, who: str, body: str) -> Any:
+    """POST ``body`` as written: JSON escapes such as ``\\ud800`` reach the server whole."""
+    headers = {**auth(who), "content-type": "application/json"}
+    return client.post(path, headers=headers, content=body.encode())
+
+
+def test_lone_surrogates_in_a_request_are_refused_or_mended_never_an_engine_error(
+    client: TestClient,
+) -> None:
+    """Half a surrogate pair (a legal JSON escape, but not text) in a message is a 422
+    naming the field; in a context value or an input (free JSON) it is mended to U+FFFD
+    at the engine's door, where the input's pattern then refuses it. Never a 500, never
+    an ``engine_error``; the job it answers keeps waiting and a job beside it is
+    untouched."""
+    before = client.get("/api/jobs", headers=auth("root")).json()
+    message = {"skill_id": SKILL_ID, "message": "Refund $750 \ud800 please"}
+    assert_error(
+        _post_raw(client, "/api/jobs", "root", json.dumps(message)), 422, "invalid_request"
+    )
+    assert client.get("/api/jobs", headers=auth("root")).json() == before
+    context = {"skill_id": SKILL_ID, "message": REFUND_750, "context": {"note": "a\udc00"}}
+    started = _post_raw(client, "/api/jobs", "root", json.dumps(context))
+    assert started.status_code == 201, started.text
+    shown = client.get(f"/api/jobs/{started.json()['id']}", headers=auth("root")).json()
+    assert "engine_error" not in [e["kind"] for e in shown["events"]]
+    created = next(e for e in shown["events"] if e["kind"] == "created")
+    assert created["data"]["context"]["note"] == "a\ufffd"
+    job = start_refund(client)
+    neighbour = start_refund(client, "bob")
+    answer = json.dumps({"input": {"order_id": "ORD-1234\ud800"}})
+    answered = _post_raw(client, f"/api/jobs/{job['id']}/input", "alice", answer)
+    assert answered.status_code == 200, answered.text
+    still = client.get(f"/api/jobs/{job['id']}", headers=auth("alice")).json()
+    assert still["status"] == "paused"
+    assert still["waiting"]["correlation_id"] == job["waiting"]["correlation_id"]
+    assert "order_id" in still["waiting"]["error"]
+    assert "engine_error" not in [e["kind"] for e in still["events"]]
+    assert give_order(client, job["id"])["outcome_class"] == "APPROVAL_REQUIRED"
+    again = client.get(f"/api/jobs/{neighbour['id']}", headers=auth("bob")).json()
+    assert (again["status"], again["waiting"]) == ("paused", neighbour["waiting"])

@@ -11,10 +11,13 @@ would quietly write a tuple as a list, NaN as ``null`` and an enum as its value.
 from __future__ import annotations
 
 import math
+from typing import TypeVar
 
 import orjson
 
-__all__ = ["plain_dumps"]
+__all__ = ["mended", "mended_text", "plain_dumps"]
+
+_V = TypeVar("_V")
 
 _SCALARS = frozenset((str, int, bool, type(None)))
 """Exact types that are always plain (a float only when finite)."""
@@ -64,3 +67,35 @@ def _plain(value: object) -> bool:
             continue
         return False
     return True
+
+
+def mended_text(text: str) -> str:
+    """``text`` as UTF-8 can hold it: itself, unless it holds a surrogate code point
+    (U+D800 to U+DFFF, e.g. from the JSON escape ``"\\ud800"``): then each lone one
+    becomes U+FFFD, as a UTF-8 decoder does with a byte it cannot read, and a high and
+    a low surrogate in a row become the character they encode."""
+    if text.isascii():  # constant time: CPython keeps the answer on the string
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def mended(value: _V) -> _V:
+    """``value`` with :func:`mended_text` applied to every text in it, keys included
+    (dicts and lists are copied only where something changed)."""
+    kind = type(value)
+    if kind is str:
+        return mended_text(value)  # type: ignore[arg-type,return-value]
+    if kind is dict:
+        items = value.items()  # type: ignore[attr-defined]
+        fixed = {mended(k): mended(v) for k, v in items}
+        same = all(a is b and x is y for (a, x), (b, y) in zip(items, fixed.items(), strict=True))
+        return value if same and len(fixed) == len(value) else fixed  # type: ignore[arg-type,return-value]
+    if kind is list:
+        fixed_list = [mended(v) for v in value]  # type: ignore[attr-defined]
+        same = all(a is b for a, b in zip(value, fixed_list, strict=True))  # type: ignore[call-overload]
+        return value if same else fixed_list  # type: ignore[return-value]
+    return value

@@ -11,19 +11,11 @@ from typing import Any
 
 from skillwire.core.chat import ChatResponse, ToolCall
 from skillwire.core.errors import ParseFailure
+from skillwire.core.plainjson import mended_text as readable
 from skillwire.core.proposal import FINAL_ANSWER_TOOL, FinalAnswer, Proposal, ToolProposal
 from skillwire.policy.gate_input import not_plain
 
 __all__ = ["ModelAdapter", "model_tool_name", "readable", "tool_name_from_model"]
-
-
-def readable(text: str) -> str:
-    """``text`` with each lone surrogate (half of a UTF-16 pair, not a character) as
-    U+FFFD: what the engine keeps of a model's text, so that no later request, save or
-    print fails on it."""
-    if text.isascii():
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def model_tool_name(name: str) -> str:

@@ -17,11 +17,12 @@ from typing import Any
 
 from skillwire.core.errors import ConflictError, ForbiddenError, UsageError
 from skillwire.core.job import EventKind, JobStatus, OutcomeClass
-from skillwire.core.plainjson import plain_dumps
+from skillwire.core.plainjson import mended, plain_dumps
 from skillwire.engine.pipeline import Pipeline
 from skillwire.engine.run import JobRun, now
 from skillwire.engine.state import HistoryEntry, InFlightCall, PauseKind, Ruling
 from skillwire.policy import schema_validator
+from skillwire.policy.gate_input import checked_mapping
 
 __all__ = ["apply_resume", "recover_in_flight"]
 
@@ -59,6 +60,7 @@ async def _give_input(run: JobRun, values: Mapping[str, Any] | None) -> bool:
     assert waiting is not None
     if values is None:
         raise UsageError(f"job {run.id} waits for input: {', '.join(waiting.requested_fields)}")
+    values = checked_mapping(mended(dict(values)), "input")  # as the context, at start
     problems = []
     accepted: dict[str, Any] = {}
     for name in waiting.requested_fields:

@@ -42,6 +42,7 @@ from skillwire.core.job import (
     ModelCallRecord,
     OutcomeClass,
 )
+from skillwire.core.plainjson import mended, mended_text
 from skillwire.core.store import JobStore
 from skillwire.engine.compiled import CompiledSkill, CompiledSkills, SkillResolver
 from skillwire.engine.pipeline import Pipeline
@@ -51,6 +52,7 @@ from skillwire.engine.state import JobState, Phase
 from skillwire.engine.turns import Turn, Turns
 from skillwire.policy.access import BasePolicy
 from skillwire.policy.gate import Gate
+from skillwire.policy.gate_input import checked_mapping
 from skillwire.skills.model import Skill
 from skillwire.skills.model_tools import Tool
 
@@ -187,9 +189,12 @@ class Runtime:
         """
         if not message.strip():
             raise UsageError("the message is empty")
+        # what a caller gives is mended (lone surrogates) and must be plain JSON here, at
+        # the door, not later in the gate, where it would be an engine error
+        message = mended_text(message)
+        ctx = dict(checked_mapping(mended(dict(context or {})), "context"))
         async with self._turn() as turn:
             compiled = self.skills.starting(skill)
-            ctx = dict(context or {})
             at = now()
             record = JobRecord(
                 new_job_id(),

@@ -10,9 +10,10 @@ what does not.
 One exception, so that no text can keep a job from being stored: SQLite holds text as
 UTF-8, which cannot hold a lone surrogate (a code point from U+D800 to U+DFFF that is
 not half of a pair; a model, a user or a tool can hand one over, e.g. as the JSON escape
-``"\\ud800"``). :func:`storable` replaces each with U+FFFD, the replacement character,
-as a UTF-8 decoder does with a byte it cannot read, and joins a high and a low
-surrogate that stand in a row into the character they encode. Texts that differ only
+``"\\ud800"``). :func:`storable` (:func:`skillwire.core.plainjson.mended_text`)
+replaces each with U+FFFD, the replacement character, as a UTF-8 decoder does with a
+byte it cannot read, and joins a high and a low surrogate that stand in a row into the
+character they encode. Texts that differ only
 in their lone surrogates are then stored as the same text. The store maps the ids and
 filters it is given the same way, so a job whose id held one is found by it again.
 
@@ -27,21 +28,10 @@ import json
 import math
 from collections.abc import Iterator
 
+from skillwire.core.plainjson import mended_text as storable
 from skillwire.core.plainjson import plain_dumps
 
 __all__ = ["checked_json", "storable", "stored_json"]
-
-
-def storable(text: str) -> str:
-    """``text`` as UTF-8 can hold it: itself, unless it holds a surrogate code point
-    (see the module): then each lone one becomes U+FFFD and each pair its character."""
-    if text.isascii():  # constant time: CPython keeps the answer on the string
-        return text
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text
 
 
 def stored_json(value: object, what: str) -> str:
