@@ -246,9 +246,7 @@ def test_a_retry_of_a_job_no_outage_paused_is_refused_and_changes_nothing(
             with pytest.raises(ConflictError, match="nothing to retry"):
                 await rt.resume(job.id, retry=True)
             with pytest.raises(ConflictError, match="nothing to retry"):
-                await rt.resume(
-                    job.id, retry=True, correlation_id=before.waiting.correlation_id
-                )
+                await rt.resume(job.id, retry=True, correlation_id=before.waiting.correlation_id)
             with pytest.raises(UsageError, match="a retry gives nothing"):
                 await rt.resume(job.id, retry=True, approval="approve", role="supervisor")
             await _unchanged(store, before)
@@ -285,9 +283,7 @@ def test_an_outage_pause_takes_no_input_and_no_decision(tmp_path: Path) -> None:
             with pytest.raises(ConflictError, match="another correlation id"):
                 await rt.resume(job.id, retry=True, correlation_id="not-the-pause")
             await _unchanged(store, before)
-            done = await rt.resume(
-                job.id, retry=True, correlation_id=before.waiting.correlation_id
-            )
+            done = await rt.resume(job.id, retry=True, correlation_id=before.waiting.correlation_id)
             assert done.record.outcome_class is OutcomeClass.APPROVAL_REQUIRED
         finally:
             await store.close()

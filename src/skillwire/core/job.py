@@ -44,8 +44,9 @@ newer one.
    written only when they are not empty, so an older state reads as having neither.
 4. A job a model outage paused: ``pause_kind`` may be ``model``, and ``retry`` (written
    only when set) names the stage to retry, ``{stage, call_id}`` (``stage`` one of
-   ``intent planner gate polisher``, as model calls name them; ``call_id`` the final answer's call, for the last
-   two). A version 3 state has neither; it reads as it was."""
+   ``intent planner gate polisher``, as model calls name them; ``call_id`` the final
+   answer's call, for the last two). A version 3 state has neither; it reads as it
+   was."""
 
 
 class JobStatus(StrEnum):

@@ -4,9 +4,9 @@ A paused job waits for one thing, named by its :class:`~skillwire.engine.state.P
 input (values for the fields the gate or the finalization gate asked for), an
 approver's decision on the pending call, an operator's word on a tool a crash
 interrupted, or a retry of the stage a model outage stopped
-(:mod:`skillwire.engine.outage`). :func:`apply_resume` checks what the caller gives against what the job
-waits for and records it; :func:`recover_in_flight` decides what happens to a tool
-that was running when the process died. The runtime
+(:mod:`skillwire.engine.outage`). :func:`apply_resume` checks what the caller gives
+against what the job waits for and records it; :func:`recover_in_flight` decides what
+happens to a tool that was running when the process died. The runtime
 (:class:`~skillwire.engine.Runtime`) reads the job, calls these, and runs it on.
 """
 

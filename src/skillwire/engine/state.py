@@ -194,9 +194,9 @@ class InFlightCall(_Entry):
 @dataclass(frozen=True, slots=True)
 class RetryPoint(_Entry):
     """Where a job a model outage paused goes on: the ``stage`` whose model call failed
-    (``intent``, ``planner``, ``gate`` or ``polisher``, as model calls name them) and, for the last two, the
-    planner's call the final answer came with (answered when the gate sends the planner
-    back)."""
+    (``intent``, ``planner``, ``gate`` or ``polisher``, as model calls name them) and,
+    for the last two, the planner's call the final answer came with (answered when the
+    gate sends the planner back)."""
 
     stage: str
     call_id: str = ""
