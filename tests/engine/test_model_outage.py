@@ -13,6 +13,8 @@ import pytest
 from tests.engine.helpers import (
     ORDER,
     POLISHED,
+    CountingStore,
+    Crash,
     approval_script,
     decide,
     events_of,
@@ -287,5 +289,47 @@ def test_an_outage_pause_takes_no_input_and_no_decision(tmp_path: Path) -> None:
             assert done.record.outcome_class is OutcomeClass.APPROVAL_REQUIRED
         finally:
             await store.close()
+
+    run(main())
+
+
+@pytest.mark.parametrize("stage", ["gate", "polisher"])
+def test_a_crash_during_a_retry_is_recovered_into_the_same_stage(
+    tmp_path: Path, stage: str
+) -> None:
+    skill_file, ledger = ledger_skill(tmp_path / "skill")
+    model = FlakyModel(approval_script(), [STAGE_CALLS[stage]])
+    db = tmp_path / "jobs.db"
+
+    async def main() -> None:
+        store = SQLiteJobStore(db)
+        try:
+            rt = Runtime(store, model, executors=Executors())
+            job = await rt.start(load_skill(skill_file), MESSAGE, context={"user_id": "u1"})
+            job = await decide(rt, job.id)
+            assert job.record.outcome_class is OutcomeClass.MODEL_UNAVAILABLE
+        finally:
+            await store.close()
+        ran = ledger_runs(ledger)
+        crashing = CountingStore(db, crash_at=1, after_write=True)  # the retry's first save
+        try:
+            rt = Runtime(crashing, model, executors=Executors())
+            with pytest.raises(Crash):
+                await rt.resume(job.id, retry=True, decided_by="ops")
+        finally:
+            await crashing.close()
+        store = SQLiteJobStore(db)
+        try:
+            rt = Runtime(store, model, executors=Executors())
+            stored = await store.get(job.id)
+            assert stored is not None and stored.status is JobStatus.RUNNING
+            assert stored.state["retry"]["stage"] == stage
+            done = await rt.recover(job.id)
+        finally:
+            await store.close()
+        assert done.record.outcome_class is OutcomeClass.SUCCESS
+        assert done.record.reply == POLISHED
+        assert ledger_runs(ledger) == ran  # no tool ran again
+        model.script.assert_complete()  # the planner was not asked again
 
     run(main())
