@@ -168,4 +168,4 @@ def test_an_outage_pause_takes_no_input_and_no_stale_retry(
     )
     assert unknown.status_code == 422
     assert get(client, job["id"]) == before
-    assert SKILL_ID == before["skill_id"]
+    assert before["skill_id"] == SKILL_ID
