@@ -40,6 +40,13 @@ def ok(result: Result) -> Any:
     return json.loads(result.stdout)
 
 
+def ended(result: Result, code: int) -> Any:
+    """The JSON a ``--json`` run or resume printed, having exited ``code`` (1: the job
+    ended otherwise than with SUCCESS or a pause for input or approval)."""
+    assert result.exit_code == code, result.output
+    return json.loads(result.stdout)
+
+
 def user_error(result: Result, message: str) -> None:
     """Exit 2, the message on stderr, no traceback anywhere."""
     assert result.exit_code == 2, result.output
@@ -110,7 +117,7 @@ def test_run_resume_jobs_show_end_to_end(env: dict[str, Path]) -> None:
 def test_a_denial_from_the_command_line(env: dict[str, Path]) -> None:
     job = start(env)
     ok(resume(env, job["id"], "--input", f"order_id={ORDER}"))
-    job = ok(resume(env, job["id"], "--deny", "--as", "supervisor"))
+    job = ended(resume(env, job["id"], "--deny", "--as", "supervisor"), 1)
     assert job["status"] == "completed"  # the planner answered after the denial
     kinds = [e["kind"] for e in job["events"]]
     assert kinds.count("approval_denied") == 1
@@ -381,8 +388,9 @@ def test_run_applies_the_tools_section_of_skillwire_toml(
     no_env.chdir(tmp_path)
 
     def tool_events() -> list[tuple[str, str, str]]:
-        job = ok(
-            cli("run", skill, "-m", "look up my order", "--model", f"scripted:{script}", "--json")
+        job = ended(
+            cli("run", skill, "-m", "look up my order", "--model", f"scripted:{script}", "--json"),
+            1,  # a tool failed
         )
         return [
             (e["kind"], e["data"]["tool"], e["message"])
@@ -469,7 +477,7 @@ def test_the_cli_user_may_not_approve_a_job_they_own(env: dict[str, Path]) -> No
     assert job["owner"] == cli_actor()
     ok(resume(env, job["id"], "--input", f"order_id={ORDER}"))
     user_error(resume(env, job["id"], "--approve", "--as", "supervisor"), "may not approve")
-    denied = ok(resume(env, job["id"], "--deny", "--as", "supervisor"))
+    denied = ended(resume(env, job["id"], "--deny", "--as", "supervisor"), 1)
     assert denied["status"] == "completed"
 
 
@@ -483,7 +491,7 @@ def test_deeply_nested_json_from_the_model_is_no_traceback(tmp_path: Path) -> No
     result = cli(
         "run", REFUND, "-m", "refund", "--model", f"scripted:{script}", "--db", tmp_path / "j.db"
     )
-    assert result.exit_code == 0, repr(result.exception)
+    assert result.exit_code == 1, repr(result.exception)  # not SUCCESS
     assert "OUT_OF_DOMAIN" in result.stdout
 
 
@@ -523,10 +531,11 @@ def test_jobs_filters_by_outcome_class(env: dict[str, Path], tmp_path: Path) -> 
             ]
         )
     )
-    blocked = ok(
+    blocked = ended(
         cli(
             "run", skill, "-m", "tidy", "--model", f"scripted:{script}", "--db", env["db"], "--json"
-        )
+        ),
+        1,
     )
     assert blocked["outcome_class"] == "BLOCKED"
     paused = start(env)

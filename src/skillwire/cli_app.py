@@ -166,18 +166,25 @@ def resume(
     approve: Annotated[bool, typer.Option("--approve", help="Approve the waiting call.")] = False,
     deny: Annotated[bool, typer.Option("--deny", help="Deny the waiting call.")] = False,
     as_role: Annotated[str | None, typer.Option("--as", help="Your role (approvals).")] = None,
+    retry: Annotated[
+        bool,
+        typer.Option("--retry", help="Retry a job a model outage paused (MODEL_UNAVAILABLE)."),
+    ] = False,
     model: ModelOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Give a paused job its input, or approve or deny its waiting call.
+    """Give a paused job its input, approve or deny its waiting call, or retry it.
 
     A decision is for the call the job waits on now (printed to standard error, its
     pause's correlation id sent along) and is recorded as decided by ``cli:<your OS
-    user>``. Exits 2 with a message when the input is refused (the job waits on,
-    unchanged) or the decision is not allowed.
+    user>``. ``--retry`` runs the stage a model outage stopped again (recorded as asked
+    by ``cli:<your OS user>``). Exits 2 with a message when the input is refused (the
+    job waits on, unchanged), the decision is not allowed, or the job is not paused by a
+    model outage (``--retry``; nothing changes).
     """
     from skillwire.cli_jobs import (
+        cli_actor,
         decide_waiting,
         exit_for,
         guard,
@@ -194,8 +201,12 @@ def resume(
             raise UsageError("give --approve or --deny, not both")
         if (approve or deny) and input_pairs:
             raise UsageError("give --input, or --approve/--deny, not both")
-        if not (approve or deny or input_pairs):
-            raise UsageError("give --input key=value, --approve --as ROLE or --deny --as ROLE")
+        if retry and (approve or deny or input_pairs):
+            raise UsageError("--retry takes no --input, --approve or --deny")
+        if not (approve or deny or input_pairs or retry):
+            raise UsageError(
+                "give --input key=value, --approve --as ROLE, --deny --as ROLE or --retry"
+            )
         values = parse_pairs(input_pairs or [], "--input") if input_pairs else None
         decision: Literal["approve", "deny"] | None = (
             "approve" if approve else "deny" if deny else None
@@ -208,6 +219,8 @@ def resume(
             lambda rt: (
                 decide_waiting(rt, job_id, decision, as_role)
                 if decision is not None
+                else rt.resume(job_id, retry=True, decided_by=cli_actor())
+                if retry
                 else rt.resume(job_id, input=values)
             ),
             config=config,

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from skillwire.config import SkillwireConfig
 from skillwire.core.errors import SkillError, SkillwireError, UsageError
-from skillwire.core.job import JobStatus
+from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import JobView, Runtime
 from skillwire.skills.model import Skill
 
@@ -29,7 +29,9 @@ def _width() -> int:
 __all__ = [
     "cli_actor",
     "decide_waiting",
+    "exit_code",
     "exit_for",
+    "explain_model_failure",
     "fail",
     "guard",
     "parse_pairs",
@@ -177,7 +179,7 @@ def guard(action: Callable[[], T]) -> T:
         raise fail(f"the script does not fit this job: {exc}") from None
     except SkillwireError as exc:
         raise fail(str(exc)) from None
-    except (Exit, ClickException):
+    except (Exit, typer.Exit, ClickException):  # typer's Exit is not click's: an exit code
         raise
     except Exception as exc:
         if os.environ.get("SKILLWIRE_TRACEBACK") == "1":
@@ -187,10 +189,65 @@ def guard(action: Callable[[], T]) -> T:
         raise typer.Exit(1) from None
 
 
+NORMAL_PAUSES = frozenset({OutcomeClass.USER_ACTION_REQUIRED, OutcomeClass.APPROVAL_REQUIRED})
+"""Pauses that are spec 001's normal course (a user's input, an approver's decision): a
+``run`` or ``resume`` that ends in one did its work."""
+
+
+def exit_code(job: JobView) -> int:
+    """The exit code of ``run`` and ``resume`` for the job they leave: 0 when it
+    completed with ``SUCCESS`` or paused for input or an approval, 1 for every other
+    ending (failed, escalated, out of domain, blocked, denied, a tool failed, a model
+    outage or an operator's pause)."""
+    r = job.record
+    if r.status is JobStatus.COMPLETED and r.outcome_class is OutcomeClass.SUCCESS:
+        return 0
+    if r.status is JobStatus.PAUSED and r.outcome_class in NORMAL_PAUSES:
+        return 0
+    return 1
+
+
+def explain_model_failure(job: JobView) -> None:
+    """On standard error (never markup, never a traceback), why a model stopped the
+    job: the model, the stage and the failure (redacted when the error was made), and
+    what to do about it."""
+    r = job.record
+    lines: list[str] = []
+    waiting = r.waiting
+    if (
+        r.status is JobStatus.PAUSED
+        and r.outcome_class is OutcomeClass.MODEL_UNAVAILABLE
+        and waiting is not None
+    ):
+        lines = [
+            f"the model {waiting.model} could not be reached ({waiting.stage} stage): "
+            f"{waiting.reason}",
+            f"job {r.id} is paused with everything done so far; once the model is back: "
+            f"skillwire resume {r.id} --retry",
+        ]
+    elif r.status is JobStatus.FAILED:
+        failure = next((e for e in reversed(job.events) if e.kind == "model_error"), None)
+        if failure is not None:
+            lines = [
+                f"the model {failure.data.get('model', '')} failed "
+                f"({failure.data.get('stage', '')} stage): {failure.message}",
+                f"job {r.id} failed; this is not an outage that a retry mends: check the "
+                "model's configuration (skillwire models), then run the job again",
+            ]
+    if lines:
+        console = Console(stderr=True, highlight=False, soft_wrap=True)
+        console.print("[red]error:[/] ", end="")
+        text = "\n".join(" ".join(line.split()) for line in lines)
+        console.print(text, markup=False, emoji=False)
+
+
 def exit_for(job: JobView) -> None:
-    """After the job is printed: exit code 1 when it failed (0 otherwise)."""
-    if job.record.status is JobStatus.FAILED:
-        raise typer.Exit(1)
+    """After the job is printed: say on standard error why a model stopped it, and exit
+    with :func:`exit_code` (nothing raised for 0)."""
+    explain_model_failure(job)
+    code = exit_code(job)
+    if code:
+        raise typer.Exit(code)
 
 
 def refused_input(job: JobView) -> str | None:

@@ -18,7 +18,7 @@ from tests.engine.helpers import (
 )
 
 from skillwire.core.chat import ChatRequest, ChatResponse, ToolCall, Usage
-from skillwire.core.errors import ModelUnavailableError
+from skillwire.core.errors import ModelRequestError
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import EngineLimits, Runtime
 from skillwire.skills import Skill, load_skill
@@ -117,7 +117,7 @@ def test_a_failed_model_call_is_recorded_and_fails_the_job(
                 text='{"intent": "intent_order_status", "entities": {"order_id": "ORD-12345"}}',
                 usage=Usage(10, 2),
             )
-        raise ModelUnavailableError("planner model down (503)")
+        raise ModelRequestError("planner refused the request (400)")
 
     async def main() -> None:
         store = SQLiteJobStore(tmp_path / "jobs.db")
@@ -131,9 +131,9 @@ def test_a_failed_model_call_is_recorded_and_fails_the_job(
         first, failed = job.model_calls
         assert (first.ok, first.input_tokens, first.model) == (True, 10, "function:model")
         assert (failed.stage, failed.ok) == ("planner", False)
-        assert failed.error == "planner model down (503)"
+        assert failed.error == "planner refused the request (400)"
         error = events_of(job, "model_error")[0]
-        assert error.reason_code == "INTERNAL_ERROR" and "503" in error.message
+        assert error.reason_code == "INTERNAL_ERROR" and "400" in error.message
 
     run(main())
 

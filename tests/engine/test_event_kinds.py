@@ -19,7 +19,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_every_kind_has_its_own_text_and_a_stage() -> None:
-    assert len(EventKind) == 35
+    assert len(EventKind) == 37
     assert len({k.value for k in EventKind}) == len(EventKind)
     for kind in EventKind:
         assert isinstance(kind.stage, Stage)

@@ -27,7 +27,7 @@ __all__ = [
     "Waiting",
 ]
 
-JOB_STATE_VERSION = 3
+JOB_STATE_VERSION = 4
 """Version of :attr:`JobRecord.state`. Bump it with a note when the shape changes;
 readers upgrade an older version (``skillwire.engine`` does, step by step) and refuse a
 newer one.
@@ -41,7 +41,12 @@ newer one.
    given for the pending call. A version 2 grant is read as consumed when its call has
    run since (see ``skillwire.engine.state``). ``engine_errors`` (unexpected engine
    errors so far, default 0) and ``blocks`` (calls the gate blocked, default none) are
-   written only when they are not empty, so an older state reads as having neither."""
+   written only when they are not empty, so an older state reads as having neither.
+4. A job a model outage paused: ``pause_kind`` may be ``model``, and ``retry`` (written
+   only when set) names the stage to retry, ``{stage, call_id}`` (``stage`` one of
+   ``intent planner gate polisher``, as model calls name them; ``call_id`` the final
+   answer's call, for the last two). A version 3 state has neither; it reads as it
+   was."""
 
 
 class JobStatus(StrEnum):
@@ -73,6 +78,10 @@ class OutcomeClass(StrEnum):
     """Completed, but an approver denied a call the request needed."""
     TOOL_FAILED = "TOOL_FAILED"
     """Completed, but a tool the request needed failed (and never ran later)."""
+    MODEL_UNAVAILABLE = "MODEL_UNAVAILABLE"
+    """Paused: a model could not be reached after its retries (timeouts, rate limits,
+    server errors). Everything done so far is saved; an operator resumes the job with a
+    retry once the model is back, and the stage that failed runs again."""
 
 
 @dataclass
@@ -82,7 +91,10 @@ class Waiting:
     For input: ``reason_code``, ``requested_fields``, ``prompt_message``,
     ``correlation_id``, ``created_at``, ``last_prompt_at``. For an approval also
     ``tool``, ``arguments``, ``approver``, ``reason`` and, when the rule lets the job's
-    owner approve their own call, ``self_approval``.
+    owner approve their own call, ``self_approval``. For a model outage
+    (``reason_code`` ``MODEL_UNAVAILABLE``, no requested fields: it is resumed with a
+    retry) also ``model`` (the model's name), ``stage`` (the stage to retry) and
+    ``reason`` (the failure, redacted of secrets).
     """
 
     reason_code: str
@@ -99,6 +111,11 @@ class Waiting:
     """True when the rule lets the job's owner approve their own call (absent otherwise)."""
     field_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     error: str | None = None
+    model: str | None = None
+    """The model that could not be reached (a model outage only)."""
+    stage: str | None = None
+    """The stage a retry runs again: ``intent``, ``planner``, ``gate`` or ``polisher``
+    (a model outage only)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form; approval fields only when set."""
@@ -110,7 +127,16 @@ class Waiting:
             "created_at": self.created_at,
             "last_prompt_at": self.last_prompt_at,
         }
-        for key in ("tool", "arguments", "approver", "reason", "self_approval", "error"):
+        for key in (
+            "tool",
+            "arguments",
+            "approver",
+            "reason",
+            "self_approval",
+            "error",
+            "model",
+            "stage",
+        ):
             value = getattr(self, key)
             if value is not None:
                 out[key] = value
@@ -236,6 +262,9 @@ class EventKind(StrEnum):
     OPERATOR_DECIDED = "operator_decided", Stage.RESUME
     """An operator said whether an interrupted tool ran. ``outcome`` (``ran`` or
     ``not_run``), ``tool``, ``result_given`` (the operator gave the run's result)."""
+    RETRY_REQUESTED = "retry_requested", Stage.RESUME
+    """A job a model outage paused is retried: the stage that failed runs again from
+    the saved state. ``stage``, ``model``, ``requested_by``, ``correlation_id``."""
 
     FINAL_ANSWER = "final_answer", Stage.FINALIZE
     """The planner answered. ``fields``."""
@@ -270,7 +299,14 @@ class EventKind(StrEnum):
     """The job used up its iterations or model calls and fails. ``reason_code``
     ENGINE_BUDGET_EXHAUSTED."""
     MODEL_ERROR = "model_error", Stage.ENGINE
-    """A model call failed and the job fails. ``reason_code`` INTERNAL_ERROR."""
+    """A model call failed in a way no retry mends (the backend refused its
+    configuration or credentials, the server refused the request, or the reply was not
+    one) and the job fails. ``reason_code`` INTERNAL_ERROR; ``error_type``, ``model``,
+    ``stage``."""
+    MODEL_UNAVAILABLE = "model_unavailable", Stage.ENGINE
+    """A model could not be reached after its retries; the job pauses
+    (``MODEL_UNAVAILABLE``) until an operator retries it. ``reason_code``
+    MODEL_UNAVAILABLE; ``model``, ``stage`` (the stage to retry), ``error``."""
     ENGINE_ERROR = "engine_error", Stage.ENGINE
     """An unexpected error (a bug) stopped a stage; the job goes on from its last save,
     and fails after ``skillwire.engine.MAX_ENGINE_ERRORS`` of them. Internal: never

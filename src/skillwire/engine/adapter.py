@@ -7,6 +7,7 @@ Tool names are shown to models with dots replaced by ``__`` (some APIs refuse do
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from skillwire.core.chat import ChatResponse, ToolCall
@@ -15,7 +16,39 @@ from skillwire.core.plainjson import mended_text as readable
 from skillwire.core.proposal import FINAL_ANSWER_TOOL, FinalAnswer, Proposal, ToolProposal
 from skillwire.policy.gate_input import not_plain
 
-__all__ = ["ModelAdapter", "model_tool_name", "readable", "tool_name_from_model"]
+__all__ = [
+    "ModelAdapter",
+    "model_tool_name",
+    "parse_json_object",
+    "readable",
+    "tool_name_from_model",
+]
+
+
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object in a reply (a ```json fence allowed), or None.
+
+    An object that is not plain JSON (nested deeper than the gate reads, a lone
+    surrogate, a number that is not finite) is no object: a reply is untrusted input,
+    and such a value would fail later, where it could not be told to the model.
+    """
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body.rsplit("```", 1)[0]
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        start, end = body.find("{"), body.rfind("}")
+        if start < 0 or end <= start:
+            return None
+        try:
+            value = json.loads(body[start : end + 1])
+        except (ValueError, RecursionError):
+            return None
+    if not isinstance(value, dict) or not_plain(value, "reply") is not None:
+        return None
+    return value
 
 
 def model_tool_name(name: str) -> str:

@@ -27,6 +27,7 @@ from skillwire.core.chat import ChatModel
 from skillwire.core.job import EventKind, JobStatus, OutcomeClass
 from skillwire.core.plainjson import plain_dumps
 from skillwire.core.proposal import FinalAnswer
+from skillwire.engine.adapter import parse_json_object
 from skillwire.engine.evidence import (
     Shortfall,
     added_values,
@@ -36,7 +37,7 @@ from skillwire.engine.evidence import (
 )
 from skillwire.engine.prompts import gate_request, polisher_request
 from skillwire.engine.run import JobRun
-from skillwire.engine.state import PauseKind, Phase
+from skillwire.engine.state import PauseKind, Phase, RetryPoint
 
 __all__ = ["ACTION_CODES", "REASON_CODES", "FinalizationGate", "ReplyPolisher"]
 
@@ -66,10 +67,18 @@ class FinalizationGate:
     async def finalize(
         self, run: JobRun, answer: FinalAnswer, call_id: str, polisher: ReplyPolisher
     ) -> bool:
-        """True when the job ended (completed or escalated); False to replan."""
-        state = run.state
-        state.draft = {"answer": answer.answer, "fields": answer.fields}
+        """True when the job ended (completed or escalated) or paused; False to replan."""
+        run.state.draft = {"answer": answer.answer, "fields": answer.fields}
         run.event(EventKind.FINAL_ANSWER, answer.answer[:200], fields=answer.fields)
+        return await self.check(run, answer, call_id, polisher)
+
+    async def check(
+        self, run: JobRun, answer: FinalAnswer, call_id: str, polisher: ReplyPolisher
+    ) -> bool:
+        """Check the answer the planner gave (saved as the draft), as :meth:`finalize`
+        says; run again as it is when a model outage stopped the gate or the polisher."""
+        state = run.state
+        run.retry_point = RetryPoint("gate", call_id)
         short = shortfall(run)
         if short is not None:
             await _complete_short(run, answer, short)
@@ -150,8 +159,6 @@ class FinalizationGate:
         return False
 
     async def _judge(self, run: JobRun, answer: FinalAnswer) -> dict[str, Any]:
-        from skillwire.engine.pipeline import parse_json_object
-
         response = await run.call_model(
             self.model, gate_request(run.skill, answer.answer, answer.fields)
         )
@@ -225,6 +232,7 @@ class ReplyPolisher:
     async def polish(self, run: JobRun, answer: FinalAnswer) -> None:
         """Polish, check, and complete the job."""
         reply = answer.answer
+        run.retry_point = RetryPoint("polisher")
         if run.skill.persona_text():
             response = await run.call_model(self.model, polisher_request(run.skill, answer.answer))
             polished = response.text.strip()

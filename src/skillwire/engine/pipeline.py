@@ -14,50 +14,24 @@ from dataclasses import replace
 from typing import Any
 
 from skillwire.core.chat import ChatMessage, ChatModel, ToolCall
-from skillwire.core.errors import BudgetExhausted, ModelError, ParseFailure
+from skillwire.core.errors import BudgetExhausted, ModelError, ModelUnavailableError, ParseFailure
 from skillwire.core.executor import ExecutorRegistry
 from skillwire.core.job import EventKind, JobStatus, OutcomeClass
 from skillwire.core.plainjson import plain_dumps
 from skillwire.core.proposal import DoNothing, FinalAnswer, Proposal, ToolProposal
-from skillwire.engine.adapter import ModelAdapter, readable
+from skillwire.engine.adapter import ModelAdapter, parse_json_object, readable
 from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.finalization import FinalizationGate, ReplyPolisher
+from skillwire.engine.outage import fail_on_model_error, pause_for_outage
 from skillwire.engine.prompts import intent_request, planner_request
 from skillwire.engine.run import JobRun
-from skillwire.engine.state import HistoryEntry, InFlightCall, PauseKind, Phase
+from skillwire.engine.state import HistoryEntry, InFlightCall, PauseKind, Phase, RetryPoint
 from skillwire.policy.arguments import FieldCheck
 from skillwire.policy.call import args_key
 from skillwire.policy.decisions import Allow, Block, Decision, NeedInput
-from skillwire.policy.gate_input import not_plain
 from skillwire.skills.model_tools import Tool
 
 __all__ = ["Pipeline", "parse_json_object"]
-
-
-def parse_json_object(text: str) -> dict[str, Any] | None:
-    """The JSON object in a reply (a ```json fence allowed), or None.
-
-    An object that is not plain JSON (nested deeper than the gate reads, a lone
-    surrogate, a number that is not finite) is no object: a reply is untrusted input,
-    and such a value would fail later, where it could not be told to the model.
-    """
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.split("\n", 1)[1] if "\n" in body else ""
-        body = body.rsplit("```", 1)[0]
-    try:
-        value = json.loads(body)
-    except (ValueError, RecursionError):
-        start, end = body.find("{"), body.rfind("}")
-        if start < 0 or end <= start:
-            return None
-        try:
-            value = json.loads(body[start : end + 1])
-        except (ValueError, RecursionError):
-            return None
-    if not isinstance(value, dict) or not_plain(value, "reply") is not None:
-        return None
-    return value
 
 
 class Pipeline:
@@ -73,8 +47,10 @@ class Pipeline:
         self.polisher = ReplyPolisher(model)
 
     async def advance(self, run: JobRun) -> None:
-        """Work on the job until it pauses or ends."""
+        """Work on the job until it pauses or ends (a model outage pauses it)."""
         try:
+            if run.state.retry is not None and await self._retry(run, run.state.retry):
+                return
             if run.state.phase is Phase.INTENT:
                 await self._detect_intent(run)
             if run.state.phase is Phase.PLANNING:
@@ -88,20 +64,30 @@ class Pipeline:
             run.set_status(JobStatus.FAILED, OutcomeClass.ENGINE_BUDGET_EXHAUSTED)
             run.state.phase = Phase.DONE
             await run.persist()
+        except ModelUnavailableError as exc:
+            await pause_for_outage(run, exc)
         except ModelError as exc:
-            run.event(
-                EventKind.MODEL_ERROR,
-                f"{type(exc).__name__}: {exc}",
-                reason_code=OutcomeClass.INTERNAL_ERROR,
-            )
-            run.set_status(JobStatus.FAILED, OutcomeClass.INTERNAL_ERROR)
-            run.state.phase = Phase.DONE
-            await run.persist()
+            await fail_on_model_error(run, exc)
+
+    async def _retry(self, run: JobRun, point: RetryPoint) -> bool:
+        """Run the stage a model outage stopped again; True when the job paused or
+        ended there. The intent and planner stages go on from the phase (the planner's
+        iteration was not counted); the finalization gate judges the saved answer again,
+        and the polisher polishes it, without asking the planner again."""
+        draft = run.state.draft or {}
+        answer = FinalAnswer(str(draft.get("answer") or ""), dict(draft.get("fields") or {}))
+        if point.stage == "gate" and run.state.draft is not None:
+            return await self.finalizer.check(run, answer, point.call_id, self.polisher)
+        if point.stage == "polisher" and run.state.draft is not None:
+            await self.polisher.polish(run, answer)
+            return True
+        return False
 
     # -- intent -------------------------------------------------------------------
     async def _detect_intent(self, run: JobRun) -> None:
         compiled = run.compiled
         skill = compiled.skill
+        run.retry_point = RetryPoint("intent")
         request = intent_request(skill, run.state.message, system=compiled.intent_system)
         response = await run.call_model(self.model, request)
         data = parse_json_object(response.text) or {}
@@ -160,7 +146,12 @@ class Pipeline:
             if run.state.iterations >= run.max_iterations():
                 raise BudgetExhausted(f"iteration budget of {run.max_iterations()} used up")
             run.state.iterations += 1
-            proposal, call_id = await self._propose(run)
+            run.retry_point = RetryPoint("planner")
+            try:
+                proposal, call_id = await self._propose(run)
+            except ModelUnavailableError:
+                run.state.iterations -= 1  # retried as the same iteration
+                raise
             if isinstance(proposal, ToolProposal):
                 proposal = ToolProposal(
                     proposal.tool,

@@ -2,10 +2,11 @@
 
 A paused job waits for one thing, named by its :class:`~skillwire.engine.state.PauseKind`:
 input (values for the fields the gate or the finalization gate asked for), an
-approver's decision on the pending call, or an operator's word on a tool a crash
-interrupted. :func:`apply_resume` checks what the caller gives against what the job
-waits for and records it; :func:`recover_in_flight` decides what happens to a tool
-that was running when the process died. The runtime
+approver's decision on the pending call, an operator's word on a tool a crash
+interrupted, or a retry of the stage a model outage stopped
+(:mod:`skillwire.engine.outage`). :func:`apply_resume` checks what the caller gives
+against what the job waits for and records it; :func:`recover_in_flight` decides what
+happens to a tool that was running when the process died. The runtime
 (:class:`~skillwire.engine.Runtime`) reads the job, calls these, and runs it on.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 from skillwire.core.errors import ConflictError, ForbiddenError, UsageError
 from skillwire.core.job import EventKind, JobStatus, OutcomeClass
 from skillwire.core.plainjson import mended, plain_dumps
+from skillwire.engine.outage import apply_retry
 from skillwire.engine.pipeline import Pipeline
 from skillwire.engine.run import JobRun, now
 from skillwire.engine.state import HistoryEntry, InFlightCall, PauseKind, Ruling
@@ -36,6 +38,7 @@ async def apply_resume(
     role: str | None,
     decided_by: str | None = None,
     correlation_id: str | None = None,
+    retry: bool = False,
 ) -> bool:
     """Give the paused job what it waits for. True when it may run on; False when the
     input was rejected (the job stays paused, saved with the reason).
@@ -43,9 +46,19 @@ async def apply_resume(
     Raises UsageError (nothing usable given; a decision without who decides or without
     the pause's correlation id), ForbiddenError (an approval by another role than the
     rule names, or by the job's owner when the rule does not allow it), ConflictError
-    (an operator's word with no interrupted call)."""
+    (an operator's word with no interrupted call; a ``retry`` of a job no model outage
+    paused, or anything but a retry of one it did)."""
     kind = run.state.pause_kind
-    if kind is PauseKind.APPROVAL:
+    if retry:
+        apply_retry(run, decided_by)
+    elif kind is PauseKind.MODEL:
+        waiting = run.record.waiting
+        model = waiting.model if waiting is not None else None
+        raise ConflictError(
+            f"job {run.id} waits for the model {model or ''} to be reachable again, "
+            "not for input or a decision: retry it"
+        )
+    elif kind is PauseKind.APPROVAL:
         _approve(run, approval, role, decided_by, correlation_id)
     elif kind is PauseKind.OPERATOR:
         await _operator(run, pipeline, input, role)

@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from skillwire.core.chat import ChatMessage, ChatModel, ChatRequest, ChatResponse
-from skillwire.core.errors import BudgetExhausted, ModelError
+from skillwire.core.errors import BudgetExhausted, ModelError, ModelUnavailableError
 from skillwire.core.job import (
     JOB_STATE_VERSION,
     Event,
@@ -42,7 +42,7 @@ from skillwire.core.job import (
 )
 from skillwire.core.store import JobStore
 from skillwire.engine.compiled import CompiledSkill
-from skillwire.engine.state import JobState
+from skillwire.engine.state import JobState, RetryPoint
 from skillwire.engine.turns import Turn
 from skillwire.policy.gate import Gate
 from skillwire.skills.model import Skill
@@ -114,6 +114,10 @@ class JobRun:
     turn: Turn = field(default_factory=Turn)
     """The run's turn at engine work, given back while it waits on a model
     (:mod:`skillwire.engine.turns`; never waited for by default)."""
+    retry_point: RetryPoint | None = None
+    """The stage now calling a model, as a retry would run it again (set by each stage
+    before its model calls; not persisted: a model outage saves it as
+    :attr:`JobState.retry`)."""
 
     @property
     def id(self) -> str:
@@ -239,6 +243,10 @@ class JobRun:
             response = await model.complete(request)
         except ModelError as exc:
             self._record_call(model, request, prompt_chars, started, None, str(exc))
+            if isinstance(exc, ModelUnavailableError):
+                # recorded, but not counted: no model answered, and an outage must not
+                # use up a budget the job needs once the model is back
+                self.state.model_calls -= 1
             if had_turn:
                 await self.turn.take()
             raise
@@ -246,9 +254,16 @@ class JobRun:
             self._record_call(model, request, prompt_chars, started, None, type(exc).__name__)
             raise
         self._record_call(model, request, prompt_chars, started, response, "")
+        self.state.retry = None  # a model answered: a retried stage is past its outage
         if had_turn:  # after the record: the latency is the model's, not the wait
             await self.turn.take()
         return response
+
+    def failed_model(self) -> str:
+        """The name of the model whose call failed last in this run (``"the model"``
+        when none is recorded)."""
+        failed = next((c for c in reversed(self.new_calls) if not c.ok), None)
+        return failed.model if failed is not None else "the model"
 
     def _record_call(
         self,

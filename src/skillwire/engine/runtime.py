@@ -246,6 +246,7 @@ class Runtime:
         role: str | None = None,
         decided_by: str | None = None,
         correlation_id: str | None = None,
+        retry: bool = False,
         detail: bool = True,
     ) -> JobView:
         """Give a paused job what it waits for, and run it on.
@@ -255,10 +256,16 @@ class Runtime:
         pause it answers (``correlation_id``, required) and who decides (``decided_by``,
         required: a principal's name, recorded in the event); it is accepted only from
         the role the rule names, and an approval not from the job's owner unless the
-        rule says ``self_approval: allowed``. Raises NotFoundError, ConflictError (not
-        paused, stale correlation id, resumed meanwhile), ForbiddenError (wrong role,
-        self-approval), UsageError.
+        rule says ``self_approval: allowed``. A job a model outage paused
+        (``MODEL_UNAVAILABLE``) takes only ``retry=True`` (``decided_by`` recorded as who
+        asked): the stage that failed runs again from the saved state, and a model still
+        unreachable pauses it again. Raises NotFoundError, ConflictError (not paused,
+        stale correlation id, resumed meanwhile, a retry of a job no outage paused, input
+        or a decision for one it did), ForbiddenError (wrong role, self-approval),
+        UsageError (a retry together with input or a decision).
         """
+        if retry and (input is not None or approval is not None):
+            raise UsageError("a retry gives nothing: no input, no approval or denial with it")
         async with self._turn() as turn:
             record = await self.store.get(job_id)
             if record is None:
@@ -268,6 +275,11 @@ class Runtime:
                 raise ConflictError(f"job {job_id} is {record.status}, not paused")
             if correlation_id is not None and correlation_id != waiting.correlation_id:
                 raise ConflictError(f"job {job_id} is waiting under another correlation id")
+            if retry and record.outcome_class is not OutcomeClass.MODEL_UNAVAILABLE:
+                raise ConflictError(
+                    f"job {job_id} is paused {record.outcome_class}, not by a model outage "
+                    "(MODEL_UNAVAILABLE): there is nothing to retry"
+                )
             run = self._run(record, self.skills.of_record(record), turn)
             try:
                 given = await apply_resume(
@@ -278,6 +290,7 @@ class Runtime:
                     role=role,
                     decided_by=decided_by,
                     correlation_id=correlation_id,
+                    retry=retry,
                 )
                 if given:
                     run = await self._guarded(run, turn, self.pipeline.advance)

@@ -31,6 +31,7 @@ __all__ = [
     "JobState",
     "PauseKind",
     "Phase",
+    "RetryPoint",
     "Ruling",
     "StateVersionError",
     "message_from_dict",
@@ -61,6 +62,8 @@ class PauseKind(StrEnum):
     """An operator's word on a tool a crash interrupted (``outcome=ran|not_run``)."""
     CLARIFY = "clarify"
     """Values the finalization gate found missing (resumed as input)."""
+    MODEL = "model"
+    """A model that could not be reached: resumed with a retry of :attr:`JobState.retry`."""
 
 
 def message_to_dict(message: ChatMessage) -> dict[str, Any]:
@@ -188,6 +191,22 @@ class InFlightCall(_Entry):
         return cls(data["tool"], data["args"], data["key"], data.get("call_id") or "")
 
 
+@dataclass(frozen=True, slots=True)
+class RetryPoint(_Entry):
+    """Where a job a model outage paused goes on: the ``stage`` whose model call failed
+    (``intent``, ``planner``, ``gate`` or ``polisher``, as model calls name them) and,
+    for the last two, the planner's call the final answer came with (answered when the
+    gate sends the planner back)."""
+
+    stage: str
+    call_id: str = ""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RetryPoint:
+        """Read the JSON form back."""
+        return cls(str(data["stage"]), str(data.get("call_id") or ""))
+
+
 def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     """Version 2 writes ``denials`` always; a version 1 state without it had none."""
     return {**data, "denials": list(data.get("denials") or [])}
@@ -227,7 +246,17 @@ def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "grants": grants, "denials": denials, "pending_grants": bound}
 
 
-_UPGRADES: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (_v1_to_v2, _v2_to_v3)
+def _v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 4 adds the ``model`` pause and ``retry``; no version 3 state has either,
+    so it reads as it was (a copy)."""
+    return dict(data)
+
+
+_UPGRADES: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (
+    _v1_to_v2,
+    _v2_to_v3,
+    _v3_to_v4,
+)
 """``_UPGRADES[n - 1]`` takes a state of version ``n`` to version ``n + 1``."""
 
 
@@ -285,6 +314,9 @@ class JobState:
     """Unexpected errors the job has met so far (absent in older states: none)."""
     blocks: list[dict[str, Any]] = field(default_factory=list)
     """Calls the gate blocked, ``{tool, reason}`` (absent in older states: none)."""
+    retry: RetryPoint | None = None
+    """The stage a model outage stopped, run again when the job is retried; cleared by
+    the first model call that succeeds after (absent: none)."""
     _messages: list[ChatMessage] = field(default_factory=list, repr=False, compare=False)
     """:attr:`conversation` as messages, as far as read (not persisted)."""
 
@@ -323,6 +355,8 @@ class JobState:
             out["engine_errors"] = self.engine_errors
         if self.blocks:
             out["blocks"] = self.blocks
+        if self.retry is not None:
+            out["retry"] = self.retry.to_dict()
         return out
 
     @classmethod
@@ -332,6 +366,7 @@ class JobState:
         :class:`StateVersionError` for a version this code cannot read."""
         data = upgrade_state(data, version)
         pending, flight, pause = data.get("pending"), data.get("in_flight"), data.get("pause_kind")
+        retry = data.get("retry")
         return cls(
             message=data["message"],
             skill_source=data.get("skill_source", ""),
@@ -358,6 +393,7 @@ class JobState:
             call_seq=data.get("call_seq", 0),
             engine_errors=data.get("engine_errors", 0),
             blocks=list(data.get("blocks") or ()),
+            retry=None if retry is None else RetryPoint.from_dict(retry),
         )
 
     def runs(self) -> list[ToolRun]:

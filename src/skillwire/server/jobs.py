@@ -1,4 +1,4 @@
-"""The jobs API: start, read, list, answer, approve or deny, and the approvals inbox."""
+"""The jobs API: start, read, list, answer, approve or deny, retry, and the approvals inbox."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from skillwire.server.payloads import (
     JobOut,
     JobSummary,
     MeOut,
+    RetryIn,
 )
 from skillwire.server.service import Outcome
 
@@ -172,6 +173,23 @@ async def decide(
     caller's name as ``decided_by``."""
     service = context_of(request).service
     outcome = await service.decide(principal, job_id, body.decision, body.correlation_id)
+    return _answer(outcome, created=False)
+
+
+@router.post(
+    "/jobs/{job_id}/retry",
+    response_class=FactsResponse,
+    responses=_job_responses(200, "The job, paused again or ended", 401, 403, 404, 409, 503),
+)
+async def retry(
+    job_id: str, body: RetryIn, principal: ApiPrincipal, request: Request
+) -> FactsResponse:
+    """Retry a job a model outage paused (``MODEL_UNAVAILABLE``): the stage whose model
+    could not be reached runs again from the saved state; a model still unreachable
+    pauses the job again. The job's owner or an admin; a job no outage paused is a 409
+    and nothing changes."""
+    service = context_of(request).service
+    outcome = await service.retry(principal, job_id, body.correlation_id)
     return _answer(outcome, created=False)
 
 

@@ -88,9 +88,19 @@ class ApprovalIn(BaseModel):
     another one is a 409."""
 
 
+class RetryIn(BaseModel):
+    """Retry a job a model outage paused: the stage that failed runs again."""
+
+    model_config = _FORBID
+
+    correlation_id: str | None = Field(default=None, max_length=200)
+    """``waiting.correlation_id``: when given, a job waiting under another one is a 409."""
+
+
 class WaitingOut(BaseModel):
     """Spec 001's ``waiting`` object; ``tool``, ``arguments``, ``approver`` and ``reason``
-    for an approval."""
+    for an approval; ``model``, ``stage`` and ``reason`` (the failure) for a model
+    outage."""
 
     reason_code: str
     requested_fields: list[str]
@@ -105,6 +115,8 @@ class WaitingOut(BaseModel):
     self_approval: bool | None = None
     error: str | None = None
     field_schemas: dict[str, dict[str, Any]] | None = None
+    model: str | None = None
+    stage: str | None = None
 
 
 class EventOut(BaseModel):

@@ -12,6 +12,8 @@ the role rules before it touches a job:
   job's owner, whatever roles their key holds, unless the rule says ``self_approval:
   allowed`` (the owner may deny their own call); events record the principal's name as
   ``decided_by``;
+- a job a model outage paused (``MODEL_UNAVAILABLE``) is retried by its owner or an
+  admin, and takes nothing else (no input, no decision);
 - ``context`` for a new job is set by an admin only (rules may read it).
 
 Starting or resuming a job runs it in a background task; the request waits up to
@@ -298,6 +300,11 @@ class JobService:
             raise ConflictError(
                 f"job {job_id} waits for an approval by {record.waiting.approver}, not for input"
             )
+        if record.outcome_class is OutcomeClass.MODEL_UNAVAILABLE:
+            raise ConflictError(
+                f"job {job_id} waits for the model {record.waiting.model or ''} to be "
+                "reachable again, not for input: retry it (POST /api/jobs/{id}/retry)"
+            )
         if record.outcome_class is OutcomeClass.OPERATOR_ACTION_REQUIRED:
             if not principal.is_admin:
                 raise ForbiddenError("only an admin may answer an operator's question")
@@ -349,6 +356,31 @@ class JobService:
             role=approver,
             decided_by=principal.name,
             correlation_id=correlation_id,
+        )
+        return await self._resume(work, runtime, job_id)
+
+    async def retry(
+        self, principal: Principal, job_id: str, correlation_id: str | None = None
+    ) -> Outcome:
+        """Run the stage a model outage stopped again (the job's owner or an admin); a
+        job no outage paused is a conflict, and nothing changes. ``correlation_id``,
+        when given, must name the outage's pause."""
+        record = await self.record(principal, job_id)
+        if (
+            record.status is not JobStatus.PAUSED
+            or record.outcome_class is not OutcomeClass.MODEL_UNAVAILABLE
+        ):
+            raise ConflictError(
+                f"job {job_id} is {record.status}"
+                + (f" ({record.outcome_class})" if record.outcome_class else "")
+                + ", not paused by a model outage (MODEL_UNAVAILABLE): there is nothing to retry"
+            )
+        if record.owner != principal.name and not principal.is_admin:
+            raise ForbiddenError("only the job's owner or an admin may retry it")
+        log.info("%s: %s retries it after a model outage", job_id, principal.name)
+        runtime = self.runtime_for(self.skill_of(record))
+        work = runtime.resume(
+            job_id, retry=True, decided_by=principal.name, correlation_id=correlation_id
         )
         return await self._resume(work, runtime, job_id)
 
