@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.datastructures import MutableHeaders
@@ -159,7 +161,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
             "they wait on, and follow their events live. Authenticate with "
             '`Authorization: Bearer <key>`. Errors are `{"error": {"code", "message"}}`.'
         ),
-        docs_url="/api/docs",
+        docs_url=None,  # served below, from the vendored Swagger UI: no network needed
         redoc_url=None,
         openapi_url="/api/openapi.json",
         lifespan=lifespan,
@@ -172,15 +174,33 @@ def create_app(settings: ServerSettings) -> FastAPI:
     app.include_router(page.router)
     app.include_router(page_job.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    app.add_api_route("/api/docs", _api_docs, include_in_schema=False, methods=["GET"])
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.config.server.max_body_bytes)
     app.add_middleware(SecurityHeaders)  # added last: outermost, so a 413 carries them too
     return app
 
 
+SWAGGER_UI = "/static/vendor/swagger-ui"
+"""Where the vendored Swagger UI is served (see ``static/vendor/README.md``)."""
+
+
+async def _api_docs() -> HTMLResponse:
+    """``/api/docs``: Swagger UI on the OpenAPI document, every file from this server."""
+    return get_swagger_ui_html(
+        openapi_url="/api/openapi.json",
+        title="skillwire API",
+        swagger_js_url=f"{SWAGGER_UI}/swagger-ui-bundle.js",
+        swagger_css_url=f"{SWAGGER_UI}/swagger-ui.css",
+        swagger_favicon_url=f"{SWAGGER_UI}/favicon-32x32.png",
+        oauth2_redirect_url=None,
+        swagger_ui_parameters={"validatorUrl": None},  # no call to validator.swagger.io
+    )
+
+
 class SecurityHeaders:
-    """Adds ``nosniff``, a referrer policy and, outside ``/api/docs`` (which loads its
-    viewer from a CDN), a strict content security policy. Plain ASGI, so streams stay
+    """Adds ``nosniff``, a referrer policy and, outside ``/api/docs`` (Swagger UI starts
+    from an inline script), a strict content security policy. Plain ASGI, so streams stay
     streams."""
 
     def __init__(self, app: ASGIApp) -> None:
