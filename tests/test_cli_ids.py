@@ -4,7 +4,6 @@ any terminal width (issue 17, item 2)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,14 @@ from typer.testing import CliRunner
 from skillwire.cli_app import app
 
 __all__ = ["env"]  # the fixture, used by name
+
+
+def common_start(ids: list[str]) -> str:
+    """The longest start all of ``ids`` share."""
+    n = 0
+    while all(len(i) > n and i[n] == ids[0][n] for i in ids):
+        n += 1
+    return ids[0][:n]
 
 
 def unique_start(job_id: str, others: list[str]) -> str:
@@ -46,7 +53,7 @@ def test_show_and_resume_take_a_unique_prefix(env: dict[str, Path], two: list[An
 
 def test_an_ambiguous_prefix_lists_the_candidates(env: dict[str, Path], two: list[Any]) -> None:
     ids = [j["id"] for j in two]
-    common = os.path.commonprefix(ids)
+    common = common_start(ids)
     assert common, ids
     for command in (
         ("show", common, "--db", env["db"]),

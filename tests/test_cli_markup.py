@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from tests.engine.helpers import ANSWER, FIELDS, ORDER, call, final, gate, intent, polish
-from tests.test_cli import REFUND, cli, ok, user_error
+from tests.test_cli import REFUND, ok, user_error
 from typer.testing import CliRunner, Result
 
 from skillwire.cli_app import app

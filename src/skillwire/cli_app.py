@@ -445,6 +445,18 @@ _SERVER_EXTRA = frozenset(
 """The modules of the ``server`` extra (``python-multipart`` is ``multipart``)."""
 
 
+def _missing_extra_module(exc: BaseException | None) -> str | None:
+    """The module of the ``server`` extra whose absence caused ``exc`` (starlette
+    raises its own ImportError from the ModuleNotFoundError), or None."""
+    while exc is not None:
+        if isinstance(exc, ModuleNotFoundError):
+            name = exc.name or ""
+            if name.partition(".")[0] in _SERVER_EXTRA:
+                return name
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 @app.command()
 def serve(
     paths: Annotated[
@@ -468,11 +480,12 @@ def serve(
 
     try:
         from skillwire.server.serve import serve as run_server
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").partition(".")[0] not in _SERVER_EXTRA:
+    except ImportError as exc:
+        missing = _missing_extra_module(exc)
+        if missing is None:
             raise
         typer.echo(
-            f"error: skillwire serve needs the server extra (no module {exc.name!r}): "
+            f"error: skillwire serve needs the server extra (no module {missing!r}): "
             "pip install 'skillwire[server]'",
             err=True,
         )
