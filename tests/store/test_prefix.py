@@ -71,7 +71,10 @@ def starting(ids: Sequence[str], prefix: str) -> list[str]:
 
 @pytest.mark.parametrize(
     "prefix",
-    ["%", "_", "%%", "a", "ab", "ab%", "ab_", "a_", "A", "z", "\U0010ffff", "\ud7ff", "019ab7c2-"],
+    [
+        *("%", "_", "%%", "a", "ab", "ab%", "ab_", "a_", "A", "z", "\U0010ffff", "\ud7ff"),
+        *("019ab7c2-", "a\x00", "' OR 1=1 --", "a' OR id > '"),
+    ],
 )
 def test_a_prefix_is_text_no_wildcard(prefix: str) -> None:
     found = on_store(TRICKY, lambda store: store.ids_starting(prefix, limit=100))
