@@ -4,7 +4,8 @@ from __future__ import annotations
 
 
 def main() -> None:
-    """Entry point."""
+    """Entry point (of ``skillwire`` and of ``python -m skillwire``, both named
+    ``skillwire`` in usage lines)."""
     from skillwire.cli_app import app
 
-    app()
+    app(prog_name="skillwire")

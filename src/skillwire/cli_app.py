@@ -19,11 +19,27 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help texts print as written: "[server]" stays
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        import skillwire
+
+        typer.echo(f"skillwire {skillwire.__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
     """Run LLM agents governed by declarative skills."""
 
 
@@ -129,20 +145,27 @@ def run(
     message: Annotated[str, typer.Option("-m", "--message", help="The user's message.")],
     model: ModelOption = None,
     context: Annotated[
-        list[str] | None, typer.Option("--context", help="Context as key=value (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--context",
+            help="Context as key=value (repeatable), typed by the skill's field of that "
+            "name (else text); key:=JSON for a JSON value.",
+        ),
     ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Start a job on SKILL and run it until it pauses or ends."""
-    from skillwire.cli_jobs import exit_for, guard, parse_pairs, print_job, with_runtime
+    from skillwire.cli_jobs import exit_for, guard, print_job, with_runtime
+    from skillwire.cli_values import context_schemas, split_pairs, typed_values
     from skillwire.config import load_config
     from skillwire.skills import load_skill
 
     def body() -> None:
+        pairs = split_pairs(context or [], "--context")
         config = load_config()
         loaded = load_skill(skill)
-        ctx = parse_pairs(context or [], "--context")
+        ctx = typed_values(pairs, context_schemas(loaded), "--context")
         job = with_runtime(
             _db(db, config),
             model,
@@ -159,9 +182,14 @@ def run(
 
 @app.command()
 def resume(
-    job_id: Annotated[str, typer.Argument(help="The paused job.")],
+    job_id: Annotated[str, typer.Argument(help="The paused job (its id or a unique start of it).")],
     input_pairs: Annotated[
-        list[str] | None, typer.Option("--input", help="A requested field as key=value.")
+        list[str] | None,
+        typer.Option(
+            "--input",
+            help="A requested field as key=value, typed by the field's schema (a text "
+            "field keeps 12345 as text); key:=JSON for a JSON value.",
+        ),
     ] = None,
     approve: Annotated[bool, typer.Option("--approve", help="Approve the waiting call.")] = False,
     deny: Annotated[bool, typer.Option("--deny", help="Deny the waiting call.")] = False,
@@ -187,12 +215,14 @@ def resume(
         cli_actor,
         decide_waiting,
         exit_for,
+        full_job_id,
+        give_input,
         guard,
-        parse_pairs,
         print_job,
         refused_input,
         with_runtime,
     )
+    from skillwire.cli_values import split_pairs
     from skillwire.config import load_config
     from skillwire.core.errors import UsageError
 
@@ -207,21 +237,23 @@ def resume(
             raise UsageError(
                 "give --input key=value, --approve --as ROLE, --deny --as ROLE or --retry"
             )
-        values = parse_pairs(input_pairs or [], "--input") if input_pairs else None
+        pairs = split_pairs(input_pairs or [], "--input")
         decision: Literal["approve", "deny"] | None = (
             "approve" if approve else "deny" if deny else None
         )
         config = load_config()
+        path = _db(db, config)
+        full_id = full_job_id(path, job_id)
         job = with_runtime(
-            _db(db, config),
+            path,
             model,
-            job_id,
+            full_id,
             lambda rt: (
-                decide_waiting(rt, job_id, decision, as_role)
+                decide_waiting(rt, full_id, decision, as_role)
                 if decision is not None
-                else rt.resume(job_id, retry=True, decided_by=cli_actor())
+                else rt.resume(full_id, retry=True, decided_by=cli_actor())
                 if retry
-                else rt.resume(job_id, input=values)
+                else give_input(rt, full_id, pairs)
             ),
             config=config,
         )
@@ -247,11 +279,13 @@ def jobs(
 ) -> None:
     """List jobs, newest first."""
     import asyncio
+    import shutil
 
-    from rich.console import Console
+    from rich.measure import Measurement
     from rich.table import Table
 
     from skillwire.cli_jobs import guard
+    from skillwire.cli_output import console
     from skillwire.core.errors import UsageError
     from skillwire.core.job import JobStatus, OutcomeClass
     from skillwire.store import SQLiteJobStore
@@ -296,9 +330,12 @@ def jobs(
                 )
             )
             return
-        table = Table(title=f"jobs in {path}")
+        # Every cell whole on one line, the table as wide as it needs (a terminal narrower
+        # than that wraps the lines): an id is never cut, so it can be pasted (show and
+        # resume also take any unique start of one).
+        table = Table(box=None, pad_edge=False)
         for col in ("id", "skill", "status", "outcome", "owner", "created"):
-            table.add_column(col)
+            table.add_column(col, no_wrap=True)
         for r in records:
             table.add_row(
                 r.id,
@@ -306,16 +343,20 @@ def jobs(
                 str(r.status),
                 str(r.outcome_class or ""),
                 r.owner,
-                r.created_at[:19],
+                r.created_at[:19].replace("T", " "),
             )
-        Console().print(table)
+        out = console(width=10_000)
+        needed = Measurement.get(out, out.options, table).maximum
+        out.width = max(needed, shutil.get_terminal_size((80, 40)).columns)
+        out.print(f"jobs in {path}", soft_wrap=True)
+        out.print(table)
 
     guard(body)
 
 
 @app.command()
 def show(
-    job_id: Annotated[str, typer.Argument(help="The job.")],
+    job_id: Annotated[str, typer.Argument(help="The job (its id or a unique start of it).")],
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -324,6 +365,7 @@ def show(
 
     from skillwire.cli_jobs import guard, print_job, render_timeline
     from skillwire.core.errors import NotFoundError
+    from skillwire.core.store import resolve_job_id
     from skillwire.engine import JobView
     from skillwire.store import SQLiteJobStore
 
@@ -335,10 +377,12 @@ def show(
         async def fetch() -> JobView:
             store = SQLiteJobStore(path)
             try:
-                record = await store.get(job_id)
-                if record is None:
-                    raise NotFoundError(f"no job '{job_id}'")
-                return JobView(record, await store.events(job_id), await store.model_calls(job_id))
+                full_id = await resolve_job_id(store, job_id)
+                record = await store.get(full_id)
+                if record is None:  # deleted since
+                    raise NotFoundError(f"no job '{full_id}'")
+                events, calls = await store.events(full_id), await store.model_calls(full_id)
+                return JobView(record, events, calls)
             finally:
                 await store.close()
 
@@ -359,10 +403,10 @@ def models(
     """List the configured models and whether they are reachable."""
     import asyncio
 
-    from rich.console import Console
     from rich.table import Table
 
     from skillwire.cli_jobs import guard
+    from skillwire.cli_output import console, styled, terminal_width
     from skillwire.config import load_config
     from skillwire.models.registry import probe_model
 
@@ -401,10 +445,29 @@ def models(
             table.add_column(col, overflow="fold")
         for name, backend, model_name, ok, detail in rows:
             role = ", ".join(r for r, n in (("default", default), ("gate", gate)) if n == name)
-            table.add_row(name, backend, model_name, role, "yes" if ok else "[red]no[/]", detail)
-        Console().print(table)
+            reachable = styled("yes") if ok else styled(("no", "red"))
+            table.add_row(name, backend, model_name, role, reachable, detail)
+        console(width=terminal_width()).print(table)
 
     guard(body)
+
+
+_SERVER_EXTRA = frozenset(
+    {"fastapi", "starlette", "uvicorn", "jinja2", "multipart", "python_multipart"}
+)
+"""The modules of the ``server`` extra (``python-multipart`` is ``multipart``)."""
+
+
+def _missing_extra_module(exc: BaseException | None) -> str | None:
+    """The module of the ``server`` extra whose absence caused ``exc`` (starlette
+    raises its own ImportError from the ModuleNotFoundError), or None."""
+    while exc is not None:
+        if isinstance(exc, ModuleNotFoundError):
+            name = exc.name or ""
+            if name.partition(".")[0] in _SERVER_EXTRA:
+                return name
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 @app.command()
@@ -427,8 +490,19 @@ def serve(
 ) -> None:
     """Serve the HTTP API (/api, OpenAPI at /api/openapi.json) and the web page (/)."""
     from skillwire.core.errors import SkillError, UsageError
-    from skillwire.server.serve import serve as run_server
 
+    try:
+        from skillwire.server.serve import serve as run_server
+    except ImportError as exc:
+        missing = _missing_extra_module(exc)
+        if missing is None:
+            raise
+        typer.echo(
+            f"error: skillwire serve needs the server extra (no module {missing!r}): "
+            "pip install 'skillwire[server]'",
+            err=True,
+        )
+        raise typer.Exit(2) from None
     try:
         run_server(list(paths or []), host=host, port=port, db=db, dev=dev, config_path=config)
     except (UsageError, SkillError) as exc:  # printed as is: messages hold [[server.keys]]
@@ -436,7 +510,9 @@ def serve(
         raise typer.Exit(2) from None
 
 
-keys_app = typer.Typer(help="API keys for `skillwire serve`.", no_args_is_help=True)
+keys_app = typer.Typer(
+    help="API keys for `skillwire serve`.", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(keys_app, name="keys")
 
 

@@ -5,22 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from skillwire.cli_output import console as plain_console
+from skillwire.cli_output import styled, terminal_width
 from skillwire.core.issues import Severity
 from skillwire.skills import LoadResult
 from skillwire.skills.model import Skill
 from skillwire.skills.report import LoadReport
-
-
-def _width() -> int:
-    """The terminal's width, or 140 columns when the output is not a terminal."""
-    import shutil
-
-    return max(100, shutil.get_terminal_size((140, 40)).columns)
-
 
 __all__ = ["add_rule_findings", "explain_skills", "render_explain", "render_report"]
 
@@ -29,7 +21,7 @@ _STYLE = {"ok": "green", "warnings": "yellow", "errors": "bold red"}
 
 def render_report(report: LoadReport, *, verbose: bool = False, strict: bool = False) -> None:
     """A table per skill and file, then every finding with its location."""
-    console = Console(highlight=False, width=_width())
+    console = plain_console(width=terminal_width())
     table = Table(title="skill load report", show_lines=False)
     for col in ("skill", "file", "status", "errors", "warnings"):
         table.add_column(col)
@@ -37,9 +29,9 @@ def render_report(report: LoadReport, *, verbose: bool = False, strict: bool = F
         for i, (file, found) in enumerate(rep.files.items()):
             status = rep.file_status(file)
             table.add_row(
-                escape(rep.skill_id or "?") if i == 0 else "",
-                escape(file),
-                f"[{_STYLE[status]}]{status}[/]",
+                (rep.skill_id or "?") if i == 0 else "",
+                file,
+                styled((status, _STYLE[status])),
                 str(sum(1 for x in found if x.severity is Severity.ERROR)),
                 str(sum(1 for x in found if x.severity is Severity.WARNING)),
             )
@@ -49,10 +41,8 @@ def render_report(report: LoadReport, *, verbose: bool = False, strict: bool = F
             if issue.severity is Severity.INFO and not verbose:
                 continue
             color = {"error": "red", "warning": "yellow", "info": "cyan"}[str(issue.severity)]
-            # An issue quotes the author's text: escaped, "[/]" in a tool name is not markup.
-            console.print(
-                f"[{color}]{escape(str(issue))}[/]", soft_wrap=True, markup=True, highlight=False
-            )
+            # An issue quotes the author's text: printed as written, never read as markup.
+            console.print(styled((str(issue), color)), soft_wrap=True)
     loaded = sum(1 for r in report.skills if r.loaded)
     verdict = "ok" if report.ok and not (strict and report.warning_count) else "failed"
     console.print(
@@ -82,19 +72,19 @@ def explain_skills(skills: Iterable[Skill]) -> list[dict[str, Any]]:
 
 def render_explain(skills: Iterable[Skill]) -> None:
     """A table per skill: rule, how it is treated, its scope, where it was written."""
-    console = Console(highlight=False, width=_width())
+    console = plain_console(width=terminal_width())
     for entry in explain_skills(skills):
-        table = Table(title=f"rules of {escape(entry['skill'])}", show_lines=True)
+        table = Table(title=f"rules of {entry['skill']}", show_lines=True)
         for col in ("rule", "treated as", "applies to", "runs", "source"):
             table.add_column(col, overflow="fold")
         for rule in entry["rules"]:
             kind = rule["kind"] + (f" ({rule['note']})" if rule.get("note") else "")
             table.add_row(
-                escape(rule["text"]),
-                escape(kind),
-                escape(", ".join(rule["tools"]) or "-"),
-                escape(rule.get("expression") or "-"),
-                escape(rule["source"]),
+                rule["text"],
+                kind,
+                ", ".join(rule["tools"]) or "-",
+                rule.get("expression") or "-",
+                rule["source"],
             )
         console.print(table)
         console.print(
@@ -103,5 +93,5 @@ def render_explain(skills: Iterable[Skill]) -> None:
         access = entry.get("access") or {}
         for dropped in access.get("dropped") or []:
             console.print(
-                f"[yellow]not applied (the base policy does not allow it):[/] {escape(dropped)}"
+                styled(("not applied (the base policy does not allow it):", "yellow"), " ", dropped)
             )

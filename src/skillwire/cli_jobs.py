@@ -6,25 +6,19 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from skillwire.cli_output import console as plain_console
+from skillwire.cli_output import styled, terminal_width
+from skillwire.cli_values import Pair, typed_values
 from skillwire.config import SkillwireConfig
-from skillwire.core.errors import SkillError, SkillwireError, UsageError
+from skillwire.core.errors import SkillError, SkillwireError
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import JobView, Runtime
 from skillwire.skills.model import Skill
-
-
-def _width() -> int:
-    """The terminal's width, or 140 columns when the output is not a terminal."""
-    import shutil
-
-    return max(100, shutil.get_terminal_size((140, 40)).columns)
-
 
 __all__ = [
     "cli_actor",
@@ -33,8 +27,9 @@ __all__ = [
     "exit_for",
     "explain_model_failure",
     "fail",
+    "full_job_id",
+    "give_input",
     "guard",
-    "parse_pairs",
     "print_job",
     "refused_input",
     "render_timeline",
@@ -44,18 +39,33 @@ __all__ = [
 T = TypeVar("T")
 
 
-def parse_pairs(pairs: list[str], option: str) -> dict[str, Any]:
-    """``k=v`` pairs; a value that is JSON (``750``, ``true``, ``"x"``) keeps its type."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise UsageError(f"{option} expects key=value, got {pair!r}")
+def full_job_id(db: Path, text: str) -> str:
+    """The id of the job in ``db`` whose id is ``text`` or starts with it (a
+    :class:`UsageError` naming the candidates when several do)."""
+    from skillwire.core.errors import NotFoundError
+    from skillwire.core.store import resolve_job_id
+    from skillwire.store import SQLiteJobStore
+
+    if not db.exists():
+        raise NotFoundError(f"no job database at {db}")
+
+    async def find() -> str:
+        store = SQLiteJobStore(db)
         try:
-            out[key] = json.loads(raw)
-        except ValueError:
-            out[key] = raw
-    return out
+            return await resolve_job_id(store, text)
+        finally:
+            await store.close()
+
+    return asyncio.run(find())
+
+
+async def give_input(runtime: Runtime, job_id: str, pairs: list[Pair]) -> JobView:
+    """Resume job ``job_id`` with ``--input`` values typed by the schemas of the fields
+    it waits for (:mod:`skillwire.cli_values`)."""
+    view = await runtime.view(job_id, detail=False)
+    waiting = view.record.waiting
+    schemas = {name: [schema] for name, schema in waiting.field_schemas.items()} if waiting else {}
+    return await runtime.resume(job_id, input=typed_values(pairs, schemas, "--input"))
 
 
 def with_runtime(
@@ -94,7 +104,7 @@ def with_runtime(
                     chosen_skill = load_skill(source)
         choice = choose_models(model_spec, skill=chosen_skill, config=config, calls_made=calls)
         for note in choice.notes:
-            Console(stderr=True, highlight=False).print(f"[yellow]note:[/] {note}")
+            plain_console(stderr=True, soft_wrap=True).print(styled(("note:", "yellow"), " ", note))
         runtime = make_runtime(db, choice, config)
         try:
             return await work(runtime)
@@ -139,20 +149,17 @@ async def decide_waiting(
     )
     if waiting is not None and waiting.tool is not None:
         done = "approved" if decision == "approve" else "denied"
-        Console(stderr=True, highlight=False, soft_wrap=True).print(
+        plain_console(stderr=True, soft_wrap=True).print(
             f"{actor} ({role}) {done} {waiting.tool} "
             f"{json.dumps(waiting.arguments or {}, sort_keys=True)} "
-            f"(pause {waiting.correlation_id})",
-            markup=False,
+            f"(pause {waiting.correlation_id})"
         )
     return job
 
 
 def fail(message: str) -> typer.Exit:
     """Print an error (no traceback) and return the exit to raise."""
-    console = Console(stderr=True, highlight=False, soft_wrap=True)
-    console.print("[red]error:[/] ", end="")
-    console.print(message, markup=False)
+    plain_console(stderr=True, soft_wrap=True).print(styled(("error:", "red"), " ", message))
     return typer.Exit(2)
 
 
@@ -235,10 +242,8 @@ def explain_model_failure(job: JobView) -> None:
                 "model's configuration (skillwire models), then run the job again",
             ]
     if lines:
-        console = Console(stderr=True, highlight=False, soft_wrap=True)
-        console.print("[red]error:[/] ", end="")
         text = "\n".join(" ".join(line.split()) for line in lines)
-        console.print(text, markup=False, emoji=False)
+        plain_console(stderr=True, soft_wrap=True).print(styled(("error:", "red"), " ", text))
 
 
 def exit_for(job: JobView) -> None:
@@ -261,23 +266,22 @@ def print_job(job: JobView, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(job.to_dict(), indent=2, default=str))
         return
-    console = Console(highlight=False, width=_width())
+    console = plain_console(width=terminal_width())
     r = job.record
-    console.print(
-        f"job [bold]{r.id}[/]  {r.status}" + (f" ({r.outcome_class})" if r.outcome_class else "")
-    )
+    outcome = f" ({r.outcome_class})" if r.outcome_class else ""
+    console.print(styled("job ", (r.id, "bold"), f"  {r.status}{outcome}"))
     if r.waiting is not None:
-        console.print("[yellow]waiting:[/]")
+        console.print(styled(("waiting:", "yellow")))
         console.print_json(json.dumps(r.waiting.to_dict(), default=str))
     if r.reply is not None:
-        console.print(f"[green]reply:[/] {r.reply}")
+        console.print(styled(("reply:", "green"), " ", r.reply))
     if r.fields:
         console.print(f"fields: {json.dumps(r.fields, default=str)}")
 
 
 def render_timeline(job: JobView) -> None:
     """``skillwire show``: stages, decisions with reason codes, model calls."""
-    console = Console(highlight=False, width=_width())
+    console = plain_console(width=terminal_width())
     print_job(job, as_json=False)
     table = Table(title="timeline", show_lines=False)
     for col in ("#", "at", "stage", "event", "reason", "detail"):

@@ -9,12 +9,16 @@ stored version is the one the caller read (optimistic concurrency).
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
+from skillwire.core.errors import NotFoundError, UsageError
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
 
-__all__ = ["JobStore"]
+__all__ = ["PREFIX_CANDIDATES", "JobStore", "resolve_job_id"]
+
+PREFIX_CANDIDATES = 10
+"""How many jobs an ambiguous job id prefix lists (:func:`resolve_job_id`)."""
 
 
 class JobStore(Protocol):
@@ -38,6 +42,13 @@ class JobStore(Protocol):
 
     async def get(self, job_id: str) -> JobRecord | None:
         """The job, or None."""
+        ...
+
+    async def ids_starting(self, prefix: str, *, limit: int = 10) -> builtins.list[str]:
+        """The ids of at most ``limit`` jobs whose id starts with ``prefix``, in id order.
+
+        ``prefix`` is compared as text, character for character: no character is a
+        wildcard. An empty prefix is a :class:`UsageError` (it is no job's id)."""
         ...
 
     async def list(
@@ -64,3 +75,37 @@ class JobStore(Protocol):
     async def close(self) -> None:
         """Release connections."""
         ...
+
+
+async def resolve_job_id(
+    store: JobStore,
+    text: str,
+    *,
+    visible: Callable[[str], Awaitable[bool]] | None = None,
+) -> str:
+    """The id of the one job whose id is ``text`` or starts with it.
+
+    A job whose id is ``text`` itself is chosen whatever other ids start with it. With
+    ``visible``, only the jobs it accepts count as candidates (the caller checks the
+    job it gets, as it would a full id). Raises :class:`NotFoundError` when no job
+    fits, :class:`UsageError` naming the candidates (at most
+    :data:`PREFIX_CANDIDATES`) when several do or when more might.
+    """
+    if not text:
+        raise UsageError("give a job id (or the start of one)")
+    found = await store.ids_starting(text, limit=PREFIX_CANDIDATES + 1)
+    if text in found:
+        return text
+    crowded = len(found) > PREFIX_CANDIDATES  # more ids may start with it than were read
+    found = found[:PREFIX_CANDIDATES]
+    if visible is not None:
+        found = [job_id for job_id in found if await visible(job_id)]
+    if len(found) == 1 and not crowded:
+        return found[0]
+    if not found and not crowded:
+        raise NotFoundError(f"no job '{text}'")
+    listed = ", ".join(found) if found else "none you may see among the first ones"
+    many = f"more than {PREFIX_CANDIDATES}" if crowded else str(len(found))
+    raise UsageError(
+        f"job id '{text}' is ambiguous: {many} jobs start with it ({listed}); give more of the id"
+    )

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.datastructures import MutableHeaders
@@ -48,6 +50,13 @@ _CSP = (
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; "
     "object-src 'none'"
 )
+
+_DOCS_CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; "
+    "base-uri 'none'; object-src 'none'"
+)
+"""``/api/docs``: this server's files only, and Swagger UI's inline start-up script."""
 
 
 @dataclass
@@ -159,7 +168,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
             "they wait on, and follow their events live. Authenticate with "
             '`Authorization: Bearer <key>`. Errors are `{"error": {"code", "message"}}`.'
         ),
-        docs_url="/api/docs",
+        docs_url=None,  # served below, from the vendored Swagger UI: no network needed
         redoc_url=None,
         openapi_url="/api/openapi.json",
         lifespan=lifespan,
@@ -172,15 +181,34 @@ def create_app(settings: ServerSettings) -> FastAPI:
     app.include_router(page.router)
     app.include_router(page_job.router)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    app.add_api_route("/api/docs", _api_docs, include_in_schema=False, methods=["GET"])
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.config.server.max_body_bytes)
     app.add_middleware(SecurityHeaders)  # added last: outermost, so a 413 carries them too
     return app
 
 
+SWAGGER_UI = "/static/vendor/swagger-ui"
+"""Where the vendored Swagger UI is served (see ``static/vendor/README.md``)."""
+
+
+async def _api_docs() -> HTMLResponse:
+    """``/api/docs``: Swagger UI on the OpenAPI document, every file from this server."""
+    return get_swagger_ui_html(
+        openapi_url="/api/openapi.json",
+        title="skillwire API",
+        swagger_js_url=f"{SWAGGER_UI}/swagger-ui-bundle.js",
+        swagger_css_url=f"{SWAGGER_UI}/swagger-ui.css",
+        swagger_favicon_url=f"{SWAGGER_UI}/favicon-32x32.png",
+        oauth2_redirect_url=None,
+        swagger_ui_parameters={"validatorUrl": None},  # no call to validator.swagger.io
+    )
+
+
 class SecurityHeaders:
-    """Adds ``nosniff``, a referrer policy and, outside ``/api/docs`` (which loads its
-    viewer from a CDN), a strict content security policy. Plain ASGI, so streams stay
+    """Adds ``nosniff``, a referrer policy, ``X-Frame-Options: DENY`` and a content
+    security policy: a strict one, or on ``/api/docs`` one that also allows Swagger UI's
+    inline start-up script (every file still from this server). Plain ASGI, so streams stay
     streams."""
 
     def __init__(self, app: ASGIApp) -> None:
@@ -191,16 +219,15 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        strict = not str(scope.get("path", "")).startswith("/api/docs")
+        policy = _DOCS_CSP if str(scope.get("path", "")) == "/api/docs" else _CSP
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
                 headers.setdefault("X-Content-Type-Options", "nosniff")
                 headers.setdefault("Referrer-Policy", "same-origin")
-                if strict:
-                    headers.setdefault("Content-Security-Policy", _CSP)
-                    headers.setdefault("X-Frame-Options", "DENY")
+                headers.setdefault("Content-Security-Policy", policy)
+                headers.setdefault("X-Frame-Options", "DENY")
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

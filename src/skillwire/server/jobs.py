@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import JSONResponse
 
-from skillwire.core.errors import UsageError
+from skillwire.core.errors import NotFoundError, UsageError
 from skillwire.core.job import JobRecord, JobStatus, OutcomeClass
+from skillwire.core.store import resolve_job_id
 from skillwire.engine import JobView
+from skillwire.server.auth import Principal
 from skillwire.server.context import ApiPrincipal, context_of
 from skillwire.server.errors import error_responses, known_query
 from skillwire.server.payloads import (
@@ -26,9 +28,40 @@ from skillwire.server.payloads import (
 )
 from skillwire.server.service import Outcome
 
-__all__ = ["FactsResponse", "job_json", "router", "summary_json"]
+__all__ = ["FactsResponse", "JobId", "job_json", "router", "summary_json", "visible_job_id"]
 
 router = APIRouter(prefix="/api", tags=["jobs"], dependencies=[Depends(known_query)])
+
+
+async def visible_job_id(request: Request, principal: Principal, text: str) -> str:
+    """The id of the one job ``principal`` may see whose id is ``text`` or starts with
+    it. Jobs the principal may not see are no candidates and are never named; a full
+    id is returned as it is (the caller's visibility check answers for it)."""
+    service = context_of(request).service
+
+    async def visible(job_id: str) -> bool:
+        try:
+            await service.record(principal, job_id)
+        except NotFoundError:
+            return False
+        return True
+
+    return await resolve_job_id(service.store, text, visible=visible)
+
+
+async def _job_id(
+    job_id: Annotated[
+        str, Path(description="The job's id, or any start of it that only one of your jobs has.")
+    ],
+    principal: ApiPrincipal,
+    request: Request,
+) -> str:
+    return await visible_job_id(request, principal, job_id)
+
+
+JobId = Annotated[str, Depends(_job_id)]
+"""A job id path parameter: the full id of the job the caller named (a unique prefix
+of a job they may see is enough; several are a 400 naming them)."""
 
 
 class FactsResponse(JSONResponse):
@@ -134,9 +167,9 @@ async def list_jobs(
 @router.get(
     "/jobs/{job_id}",
     response_class=FactsResponse,
-    responses={200: {"model": JobOut, "description": "The job"}, **error_responses(401, 404)},
+    responses={200: {"model": JobOut, "description": "The job"}, **error_responses(400, 401, 404)},
 )
-async def get_job(job_id: str, principal: ApiPrincipal, request: Request) -> FactsResponse:
+async def get_job(job_id: JobId, principal: ApiPrincipal, request: Request) -> FactsResponse:
     """A job with its events and model calls: the facts of ``skillwire show JOB --json``."""
     return FactsResponse(job_json(await context_of(request).service.view(principal, job_id)))
 
@@ -147,7 +180,7 @@ async def get_job(job_id: str, principal: ApiPrincipal, request: Request) -> Fac
     responses=_job_responses(200, "The job, paused again or ended", 400, 401, 403, 404, 409, 503),
 )
 async def give_input(
-    job_id: str, body: InputIn, principal: ApiPrincipal, request: Request
+    job_id: JobId, body: InputIn, principal: ApiPrincipal, request: Request
 ) -> FactsResponse:
     """Answer the input a paused job waits for (its owner; an operator's question: an admin).
 
@@ -165,7 +198,7 @@ async def give_input(
     responses=_job_responses(200, "The job, paused again or ended", 400, 401, 403, 404, 409, 503),
 )
 async def decide(
-    job_id: str, body: ApprovalIn, principal: ApiPrincipal, request: Request
+    job_id: JobId, body: ApprovalIn, principal: ApiPrincipal, request: Request
 ) -> FactsResponse:
     """Approve or deny the call a paused job waits on: only the role the rule names may,
     naming the pause (``correlation_id``, required), and never the job's owner's own
@@ -179,10 +212,10 @@ async def decide(
 @router.post(
     "/jobs/{job_id}/retry",
     response_class=FactsResponse,
-    responses=_job_responses(200, "The job, paused again or ended", 401, 403, 404, 409, 503),
+    responses=_job_responses(200, "The job, paused again or ended", 400, 401, 403, 404, 409, 503),
 )
 async def retry(
-    job_id: str, body: RetryIn, principal: ApiPrincipal, request: Request
+    job_id: JobId, body: RetryIn, principal: ApiPrincipal, request: Request
 ) -> FactsResponse:
     """Retry a job a model outage paused (``MODEL_UNAVAILABLE``): the stage whose model
     could not be reached runs again from the saved state; a model still unreachable

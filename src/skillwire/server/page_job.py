@@ -23,6 +23,7 @@ from skillwire.engine import JobView
 from skillwire.server.auth import Principal
 from skillwire.server.context import PagePrincipal, ServerContext, context_of
 from skillwire.server.events import Cursor, follow
+from skillwire.server.jobs import visible_job_id
 from skillwire.server.page import render, same_origin
 from skillwire.server.presenters import FIELD_PREFIX, JobPanel, form_values, job_panel
 from skillwire.server.service import Outcome
@@ -62,9 +63,14 @@ async def _panel(
     return response
 
 
-@router.get("/jobs/{job_id}", response_class=HTMLResponse)
-async def job_page(job_id: str, request: Request, principal: PagePrincipal) -> HTMLResponse:
-    """The whole job page."""
+@router.get("/jobs/{job_id}", response_class=HTMLResponse, response_model=None)
+async def job_page(
+    job_id: str, request: Request, principal: PagePrincipal
+) -> HTMLResponse | RedirectResponse:
+    """The whole job page; ``/jobs/<a unique start of its id>`` redirects to it."""
+    full_id = await visible_job_id(request, principal, job_id)
+    if full_id != job_id:
+        return RedirectResponse(f"/jobs/{full_id}", status_code=303)
     view = await context_of(request).service.view(principal, job_id)
     return await render(
         request,

@@ -27,19 +27,21 @@ def default_skill_paths(config: SkillwireConfig) -> list[Path]:
 def _announce_dev(key: str, host: str, port: int) -> None:
     from rich.console import Console
     from rich.panel import Panel
+    from rich.text import Text
 
-    console = Console(stderr=True, highlight=False)
+    out = Console(stderr=True, markup=False, emoji=False, highlight=False)  # --host is text
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    text = (
-        "[bold]DEVELOPMENT MODE[/]: one key with every role (user, admin and every "
-        "approver role the skills name). Do not expose this server.\n\n"
-        f"  dev key: [bold]{key}[/]\n"
-        f"  page:    http://{shown}:{port}/login (paste the key)"
+    text = Text.assemble(
+        ("DEVELOPMENT MODE", "bold"),
+        ": one key with every role (user, admin and every approver role the skills "
+        "name). Do not expose this server.\n\n  dev key: ",
+        (key, "bold"),
+        f"\n  page:    http://{shown}:{port}/login (paste the key)",
     )
     if host not in ("127.0.0.1", "localhost", "::1"):
-        text += f"\n\n[bold red]WARNING: listening on {host}, not only on this machine.[/]"
-    console.print(Panel(text, title="skillwire serve --dev", border_style="red"))
-    console.print(
+        text.append(f"\n\nWARNING: listening on {host}, not only on this machine.", "bold red")
+    out.print(Panel(text, title="skillwire serve --dev", border_style="red"))
+    out.print(
         f"try: curl -H 'Authorization: Bearer {key}' http://{shown}:{port}/api/skills",
         soft_wrap=True,
     )

@@ -152,6 +152,10 @@ class SignallingStore:
         """The job, or None."""
         return await self.inner.get(job_id)
 
+    async def ids_starting(self, prefix: str, *, limit: int = 10) -> builtins.list[str]:
+        """The ids of at most ``limit`` jobs that start with ``prefix``."""
+        return await self.inner.ids_starting(prefix, limit=limit)
+
     async def list(
         self,
         *,

@@ -170,6 +170,19 @@ class SQLiteJobStore(GroupCommit):
         """The job, or None. Raises :class:`JobStateTooNewError` for a newer state."""
         return await self._call(self._get, storable(job_id))
 
+    async def ids_starting(self, prefix: str, *, limit: int = 10) -> list[str]:
+        """The ids of at most ``limit`` jobs whose id starts with ``prefix``, in id order.
+
+        One range of the primary key's index (``prefix <= id < the next string after
+        every id that starts with it``): no row outside the range is read, and ``%``,
+        ``_`` or any other character is only itself. Raises :class:`UsageError` for an
+        empty prefix or a negative limit."""
+        if not prefix:
+            raise UsageError("a job id prefix must not be empty")
+        if limit < 0:
+            raise UsageError(f"limit must be >= 0, not {limit}")
+        return await self._call(self._ids_starting, storable(prefix), limit)
+
     async def events(self, job_id: str, *, after_seq: int = 0) -> list[Event]:
         """The job's events with ``seq > after_seq``, in order."""
         return await self._call(self._events, storable(job_id), after_seq)
@@ -232,6 +245,14 @@ class SQLiteJobStore(GroupCommit):
         found = self._db().execute(f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", (job_id,))
         rows = found.fetchall()
         return _job_read(rows[0]) if rows else None
+
+    def _ids_starting(self, prefix: str, limit: int) -> list[str]:
+        above = _after_prefix(prefix)
+        if above is None:  # the prefix is all U+10FFFF: every id from it on starts with it
+            found = self._db().execute(_IDS_FROM, (prefix, limit))
+        else:
+            found = self._db().execute(_IDS_BETWEEN, (prefix, above, limit))
+        return [row[0] for row in found.fetchall()]
 
     def _select_jobs(self, sql: str, params: dict[str, Any]) -> list[JobRecord]:
         return [_job_read(row) for row in self._db().execute(sql, params).fetchall()]
@@ -296,6 +317,28 @@ class SQLiteJobStore(GroupCommit):
         )
         params = filters | {"limit": limit, "offset": offset}
         return await self._call(self._select_jobs, sql, params)
+
+
+_IDS_BETWEEN = "SELECT id FROM jobs WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"
+_IDS_FROM = "SELECT id FROM jobs WHERE id >= ? ORDER BY id LIMIT ?"
+
+
+def _after_prefix(prefix: str) -> str | None:
+    """The least string greater than every string that starts with ``prefix`` (None if
+    there is none: ``prefix`` is all U+10FFFF).
+
+    SQLite compares text by its UTF-8 bytes, which order as the code points do, so this
+    is the prefix with its last character raised by one (a last character that cannot
+    be raised is dropped first; surrogates, which stored text never holds, are skipped).
+    """
+    chars = list(prefix)
+    while chars:
+        raised = ord(chars.pop()) + 1
+        if raised == 0xD800:
+            raised = 0xE000
+        if raised <= 0x10FFFF:
+            return "".join(chars) + chr(raised)
+    return None
 
 
 def _job_read(row: tuple[Any, ...]) -> JobRecord:
