@@ -28,10 +28,34 @@ def test_all_missing_required_arguments_in_one_ask(tmp_path: Path) -> None:
     assert codes(decision) == [ReasonCode.MISSING_REQUIRED_INPUT]
 
 
-def test_empty_and_null_values_count_as_missing(tmp_path: Path) -> None:
+def test_null_and_absent_values_count_as_missing(tmp_path: Path) -> None:
     gate = gate_from(tmp_path, REFUND_TOOLS)
-    decision = gate.check("process_refund", {"order_id": "", "amount": None})
+    decision = gate.check("process_refund", {"amount": None})
     assert decision.requested_fields == ("order_id", "amount")  # type: ignore[union-attr]
+
+
+def test_an_empty_string_is_a_value_that_the_schema_judges(tmp_path: Path) -> None:
+    """``""`` is given, not missing: with no ``minLength`` it is a value like any other;
+    with ``minLength: 1`` (or a pattern) the schema refuses it, and nothing is asked."""
+    gate = gate_from(tmp_path, REFUND_TOOLS)
+    decision = gate.check("process_refund", {"order_id": "", "amount": 10})
+    assert decision.kind == "allow", decision
+    strict = gate_from(
+        tmp_path,
+        """
+        tools:
+          - name: process_refund
+            inputs:
+              - {name: order_id, type: string, required: true, minLength: 1}
+              - {name: amount, type: number, required: true}
+        """,
+    )
+    refused = strict.check("process_refund", {"order_id": "", "amount": 10})
+    assert refused.kind == "block"
+    assert codes(refused) == [ReasonCode.ARGUMENT_INVALID]
+    assert "shorter than 1" in refused.reasons[0].message
+    patterned = gate.check("verify_identity", {"order_id": ""})
+    assert patterned.kind == "block" and codes(patterned) == [ReasonCode.ARGUMENT_INVALID]
 
 
 def test_required_inputs_are_asked_before_the_first_tool_call(tmp_path: Path) -> None:
