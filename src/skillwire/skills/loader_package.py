@@ -19,6 +19,7 @@ from skillwire.core.errors import SkillError
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.skills._validation import validate_document, walk_extras
+from skillwire.skills.base_policy import BasePolicy
 from skillwire.skills.loader_single import build_skill
 from skillwire.skills.model import DomainFile, PackageInfo, Skill, SkillManifest
 from skillwire.skills.model_package import (
@@ -35,6 +36,7 @@ from skillwire.skills.package_rules import (
     check_credentials,
     check_prerequisites,
     check_tests,
+    check_widenings,
 )
 from skillwire.skills.report import SkillReport
 from skillwire.skills.semantics import check_domain
@@ -422,6 +424,7 @@ def _package_rules(
     if "guardrails" in parts:
         doc, access = parts["guardrails"]
         report.add(doc.file, check_access_plan(skill, access, doc.locate))
+        report.add(doc.file, check_widenings(access, BasePolicy(), doc.locate))
     if "credentials" in parts:
         doc, creds = parts["credentials"]
         report.add(doc.file, check_credentials(skill, creds, doc.locate))
