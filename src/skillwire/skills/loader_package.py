@@ -31,6 +31,7 @@ from skillwire.skills.model_package import (
     TestsFile,
     ToolsFile,
 )
+from skillwire.skills.package_intent import implicit_intent, implicit_intent_finding
 from skillwire.skills.package_rules import (
     check_access_plan,
     check_credentials,
@@ -192,6 +193,11 @@ def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None
 
     tools = _namespace_tools(tools_file, manifest.id, tdoc, report)
     info = PackageInfo.model_validate({k: getattr(manifest, k) for k in PackageInfo.model_fields})
+    intents = manifest.intents
+    if not intents.supported:  # spec 003 has no intents: one implicit intent
+        intent = implicit_intent(manifest.id, manifest.description or manifest.title, tools)
+        intents = intents.model_copy(update={"supported": [intent]})
+        report.add(mdoc.file, [implicit_intent_finding(intent, mdoc.locate(("description",)))])
     skill = build_skill(
         manifest,
         id=manifest.id,
@@ -199,6 +205,7 @@ def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None
         prompt=prompt,
         package=info,
         tools=tools,
+        intents=intents,
         name=manifest.name or manifest.title,
         access=parts.get("guardrails", (None, None))[1],
         credentials=parts.get("credentials", (None, None))[1],
