@@ -163,3 +163,28 @@ def test_missing_arguments_and_rule_inputs_are_asked_together(tmp_path: Path) ->
     )
     assert decision.prompt.count("Which order is it about?") == 1
     assert len(decision.reasons) == 3
+
+
+def test_require_input_reads_an_empty_argument_as_given_but_not_an_empty_input(
+    tmp_path: Path,
+) -> None:
+    """An argument ``""`` is a value (its schema judges it); an input or entity ``""``
+    is something the user did not say, and is asked for."""
+    gate = gate_from(
+        tmp_path,
+        REFUND_TOOLS,
+        """
+        policy:
+          guardrails:
+            always:
+              - rule: "Refunds carry a note"
+                tool: process_refund
+                action: require_input
+                fields: [note]
+        """,
+    )
+    args = {"order_id": "ORD-1", "amount": 5}
+    assert gate.check("process_refund", {**args, "note": ""}).kind == "allow"
+    assert gate.check("process_refund", args).kind == "need_input"
+    assert gate.check("process_refund", args, inputs={"note": ""}).kind == "need_input"
+    assert gate.check("process_refund", args, inputs={"note": "late"}).kind == "allow"
