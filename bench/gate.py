@@ -264,6 +264,7 @@ def skill_document() -> dict[str, Any]:
     return {
         "id": "bench-gate",
         "name": "Gate benchmark",
+        "problem": {"statement": "Serve customers' orders, refunds and accounts"},
         "intents": {
             "supported": [
                 {"id": "refund", "description": "refund an order", "examples": ["refund"]},

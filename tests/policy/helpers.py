@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from skillwire.policy import BasePolicy, Decision, Gate, ReasonCode, ToolRun
 from skillwire.skills import Skill, load_skill
@@ -27,10 +31,43 @@ tools:
 """Three refund tools, for skills that only add policy."""
 
 
+REQUIRED_DATA: dict[str, Any] = {
+    "problem": {"statement": "Help customers with their orders"},
+    "intents": {"supported": [{"id": "intent_any", "description": "Anything"}]},
+}
+"""The parts spec 000 section 3.2 requires besides tools, for skills that only test policy."""
+
+
+def with_required_data(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the required parts it lacks (:data:`REQUIRED_DATA`)."""
+    return {**{k: v for k, v in REQUIRED_DATA.items() if k not in data}, **data}
+
+
+def with_required(text: str) -> str:
+    """``text`` with the required ``problem`` and ``intents`` it lacks appended (at the
+    end, so that the lines a test names do not move)."""
+    if text.lstrip().startswith("{"):
+        try:
+            return json.dumps(with_required_data(json.loads(text)))
+        except ValueError:
+            return text
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    if not isinstance(data, dict):
+        return text
+    return text + "".join(
+        f"{key}: {json.dumps(part)}\n" for key, part in REQUIRED_DATA.items() if key not in data
+    )
+
+
 def skill_from(tmp_path: Path, *parts: str, name: str = "domain.yaml") -> Skill:
-    """Write the YAML ``parts`` (each dedented on its own) to ``tmp_path/name``; load it."""
+    """Write the YAML ``parts`` (each dedented on its own) to ``tmp_path/name``, with
+    the required parts they lack (:func:`with_required`); load it."""
     path = tmp_path / name
-    path.write_text("\n".join(textwrap.dedent(p).strip("\n") for p in parts) + "\n")
+    text = "\n".join(textwrap.dedent(p).strip("\n") for p in parts) + "\n"
+    path.write_text(with_required(text))
     return load_skill(path)
 
 

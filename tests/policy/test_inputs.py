@@ -28,10 +28,34 @@ def test_all_missing_required_arguments_in_one_ask(tmp_path: Path) -> None:
     assert codes(decision) == [ReasonCode.MISSING_REQUIRED_INPUT]
 
 
-def test_empty_and_null_values_count_as_missing(tmp_path: Path) -> None:
+def test_null_and_absent_values_count_as_missing(tmp_path: Path) -> None:
     gate = gate_from(tmp_path, REFUND_TOOLS)
-    decision = gate.check("process_refund", {"order_id": "", "amount": None})
+    decision = gate.check("process_refund", {"amount": None})
     assert decision.requested_fields == ("order_id", "amount")  # type: ignore[union-attr]
+
+
+def test_an_empty_string_is_a_value_that_the_schema_judges(tmp_path: Path) -> None:
+    """``""`` is given, not missing: with no ``minLength`` it is a value like any other;
+    with ``minLength: 1`` (or a pattern) the schema refuses it, and nothing is asked."""
+    gate = gate_from(tmp_path, REFUND_TOOLS)
+    decision = gate.check("process_refund", {"order_id": "", "amount": 10})
+    assert decision.kind == "allow", decision
+    strict = gate_from(
+        tmp_path,
+        """
+        tools:
+          - name: process_refund
+            inputs:
+              - {name: order_id, type: string, required: true, minLength: 1}
+              - {name: amount, type: number, required: true}
+        """,
+    )
+    refused = strict.check("process_refund", {"order_id": "", "amount": 10})
+    assert refused.kind == "block"
+    assert codes(refused) == [ReasonCode.ARGUMENT_INVALID]
+    assert "shorter than 1" in refused.reasons[0].message
+    patterned = gate.check("verify_identity", {"order_id": ""})
+    assert patterned.kind == "block" and codes(patterned) == [ReasonCode.ARGUMENT_INVALID]
 
 
 def test_required_inputs_are_asked_before_the_first_tool_call(tmp_path: Path) -> None:
@@ -139,3 +163,28 @@ def test_missing_arguments_and_rule_inputs_are_asked_together(tmp_path: Path) ->
     )
     assert decision.prompt.count("Which order is it about?") == 1
     assert len(decision.reasons) == 3
+
+
+def test_require_input_reads_an_empty_argument_as_given_but_not_an_empty_input(
+    tmp_path: Path,
+) -> None:
+    """An argument ``""`` is a value (its schema judges it); an input or entity ``""``
+    is something the user did not say, and is asked for."""
+    gate = gate_from(
+        tmp_path,
+        REFUND_TOOLS,
+        """
+        policy:
+          guardrails:
+            always:
+              - rule: "Refunds carry a note"
+                tool: process_refund
+                action: require_input
+                fields: [note]
+        """,
+    )
+    args = {"order_id": "ORD-1", "amount": 5}
+    assert gate.check("process_refund", {**args, "note": ""}).kind == "allow"
+    assert gate.check("process_refund", args).kind == "need_input"
+    assert gate.check("process_refund", args, inputs={"note": ""}).kind == "need_input"
+    assert gate.check("process_refund", args, inputs={"note": "late"}).kind == "allow"

@@ -28,6 +28,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from tests.policy.helpers import with_required_data
 
 from skillwire.policy import (
     ApprovalGrant,
@@ -200,7 +201,7 @@ def proposals(draw: st.DrawFn, skill: SkillData) -> Proposal:
 
 def load(skill: SkillData, folder: Path) -> Skill:
     path = folder / ("skill.json" if skill.fmt == "json" else "skill.yaml")
-    path.write_text(json.dumps(skill.data, indent=2))
+    path.write_text(json.dumps(with_required_data(skill.data), indent=2))
     return load_skill(path)
 
 
@@ -242,7 +243,7 @@ def test_mechanical_guarantees_hold_for_any_proposal(data: st.DataObject, skill:
             if not in_order(order, p.tool, p.history):
                 assert decision.kind == "block", (order, p)
         schema = schema_of(loaded, p.tool)
-        missing = [n for n in schema.get("required", []) if p.args.get(n) in (None, "")]
+        missing = [n for n in schema.get("required", []) if p.args.get(n) is None]
         if missing:
             assert not decision.allowed
         roles = {a["approver"] for a in skill.data["policy"]["approvals"] if a["tool_id"] == p.tool}

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.policy.helpers import REFUND_TOOLS, gate_from, line_of, skill_from
+from tests.policy.helpers import REFUND_TOOLS, gate_from, line_of, skill_from, with_required
 from typer.testing import CliRunner
 
 from skillwire.cli_app import app
@@ -334,7 +334,9 @@ def test_sentences_understood_in_full_leave_no_finding(tmp_path: Path) -> None:
 def test_the_check_command_shows_the_condition_to_write(tmp_path: Path) -> None:
     sentence = "Never call reset_password for inactive employees"
     path = tmp_path / "domain.yaml"
-    path.write_text(QUALIFIED_TOOLS + f'policy:\n  guardrails:\n    never: ["{sentence}"]\n')
+    path.write_text(
+        with_required(QUALIFIED_TOOLS + f'policy:\n  guardrails:\n    never: ["{sentence}"]\n')
+    )
     result = CliRunner().invoke(app, ["check", "--json", str(path)])
     assert result.exit_code == 0, result.output
     issues = [i for f in json.loads(result.stdout)["skills"][0]["files"] for i in f["issues"]]

@@ -29,6 +29,7 @@ from jsonschema import Draft202012Validator, SchemaError
 from pydantic import BaseModel
 from ruamel.yaml import YAML
 from tests.conftest import EXAMPLES
+from tests.policy.helpers import with_required
 from typer.testing import CliRunner
 
 from skillwire.cli_app import app
@@ -644,7 +645,7 @@ def test_deeply_nested_manifest_found_while_walking(tmp_path: Path) -> None:
 
 
 def test_folders_linked_into_themselves_are_walked_once(tmp_path: Path) -> None:
-    (tmp_path / "domain.yaml").write_text("id: looped\n")
+    (tmp_path / "domain.yaml").write_text(with_required("id: looped\ntools: [{name: t}]\n"))
     (tmp_path / "a").symlink_to(tmp_path)
     (tmp_path / "b").symlink_to(tmp_path)
     result = load_paths([tmp_path])
@@ -658,7 +659,7 @@ def test_very_deep_folders_are_walked(tmp_path: Path) -> None:
     try:
         for folder in folders:
             folder.mkdir()
-        (folders[-1] / "domain.yaml").write_text("id: deep\n")
+        (folders[-1] / "domain.yaml").write_text(with_required("id: deep\ntools: [{name: t}]\n"))
         assert list(load_paths([tmp_path]).skills) == ["deep"]
     finally:  # shutil.rmtree (pytest's cleanup) recurses: remove bottom-up here
         (folders[-1] / "domain.yaml").unlink(missing_ok=True)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import ROOT
+from tests.policy.helpers import with_required, with_required_data
 from typer.testing import CliRunner
 
 import skillwire
@@ -23,7 +24,7 @@ from skillwire.cli_app import app
 from skillwire.skills import LoadResult, load_paths
 from skillwire.skills.source import MAX_FILE_BYTES, MAX_PACKAGE_BYTES
 
-SECRET = "id: secret-skill\ntools:\n  - name: exfiltrate\n"
+SECRET = with_required("id: secret-skill\ntools:\n  - name: exfiltrate\n")
 """A valid skill: read through a link, it would load as if it were the author's."""
 
 
@@ -223,7 +224,7 @@ def test_an_oversized_skill_file_is_refused_naming_the_limit(tmp_path: Path) -> 
 
 def test_a_file_at_the_limit_loads(tmp_path: Path) -> None:
     path = tmp_path / "skill.json"
-    text = json.dumps({"id": "big", "tools": [{"name": "t"}], "_padding": ""})
+    text = json.dumps(with_required_data({"id": "big", "tools": [{"name": "t"}], "_padding": ""}))
     text = text.replace('""', '"' + "x" * (MAX_FILE_BYTES - len(text)) + '"')
     path.write_text(text)
     assert path.stat().st_size == MAX_FILE_BYTES
@@ -280,7 +281,11 @@ def test_lone_surrogates_are_refused_with_file_and_line(
 
 def test_a_surrogate_pair_is_a_character_not_a_refusal(tmp_path: Path) -> None:
     path = tmp_path / "skill.json"
-    path.write_text('{"id": "x", "description": "smile \\ud83d\\ude00", "tools": [{"name": "t"}]}')
+    path.write_text(
+        with_required(
+            '{"id": "x", "description": "smile \\ud83d\\ude00", "tools": [{"name": "t"}]}'
+        )
+    )
     result = load_paths([path])
     assert result.report.ok
     assert result.skills["x"].description == "smile \U0001f600"

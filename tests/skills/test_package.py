@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import PackageEdit
+from tests.policy.helpers import with_required
 
 from skillwire.skills import load_paths, load_skill
 
@@ -59,7 +60,9 @@ def test_rule2_duplicate_skill_ids(refund_pkg: Path, tmp_path: Path) -> None:
 
 def test_rule3_duplicate_tool_names_globally(refund_pkg: Path, tmp_path: Path) -> None:
     other = tmp_path / "other.skill.yaml"
-    other.write_text("id: other\ntools:\n  - name: refund-support-pkg.process_refund\n")
+    other.write_text(
+        with_required("id: other\ntools:\n  - name: refund-support-pkg.process_refund\n")
+    )
     result = load_paths([refund_pkg, other])
     assert "other" not in result.skills
     assert "duplicate-tool" in [i.code for i in result.report.skills[1].errors]

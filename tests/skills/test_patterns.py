@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.policy.helpers import with_required
 
 from skillwire.core.issues import SkillIssue
 from skillwire.skills import load_paths
@@ -24,7 +25,7 @@ def errors_of(path: Path) -> list[SkillIssue]:
 
 def write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "domain.yaml"
-    path.write_text(text.lstrip("\n"))
+    path.write_text(with_required(text.lstrip("\n")))
     return path
 
 

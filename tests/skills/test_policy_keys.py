@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import EXAMPLES, FIXTURES, PackageEdit
+from tests.policy.helpers import with_required
 
 from skillwire.core import Severity, SkillIssue
 from skillwire.skills import load_paths
@@ -31,7 +32,8 @@ tools:
 def report_of(tmp_path: Path, *parts: str, name: str = "domain.yaml") -> SkillReport:
     """The load report of the YAML ``parts`` written to ``tmp_path/name``."""
     path = tmp_path / name
-    path.write_text("\n".join(textwrap.dedent(p).strip("\n") for p in parts) + "\n")
+    text = "\n".join(textwrap.dedent(p).strip("\n") for p in parts) + "\n"
+    path.write_text(with_required(text))
     return load_paths([path]).report.skills[0]
 
 

@@ -5,15 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.conftest import FIXTURES
+from tests.conftest import EXAMPLES, FIXTURES
+from tests.policy.helpers import with_required
 
 from skillwire.core import Severity, SkillError
 from skillwire.skills import load_paths, load_skill
 
 
 def write(tmp_path: Path, text: str, name: str = "domain.yaml") -> Path:
+    """Write ``text`` with the required parts it lacks (problem, intents), appended."""
     path = tmp_path / name
-    path.write_text(text)
+    path.write_text(with_required(text))
     return path
 
 
@@ -101,7 +103,7 @@ _private: ignored
 
 
 def test_strictness_is_the_callers_choice(tmp_path: Path) -> None:
-    path = write(tmp_path, "name: x\nfoo: 1\n")
+    path = write(tmp_path, "name: x\nfoo: 1\ntools: [{name: t}]\n")
     report = load_paths([path]).report
     assert report.ok and report.warning_count == 1
 
@@ -132,6 +134,7 @@ def test_aliases_of_real_exports(tmp_path: Path) -> None:
 persona: Calm and precise
 engine: careful
 intents:
+  supported: [{id: intent_lookup}]
   out_of_skill:
     action: reject
     message: Not my job
@@ -273,3 +276,74 @@ tools:
     errors = load_paths([path]).report.skills[0].errors
     assert {e.code for e in errors} >= {"invalid-pattern", "invalid-schema"}
     assert sorted(e.location.line for e in errors if e.code == "invalid-pattern") == [6, 8]
+
+
+# ------------------------------------------------- the parts spec 000 section 3.2 requires
+
+
+@pytest.mark.parametrize(
+    ("drop", "path", "state"),
+    [
+        ("problem", ("problem", "statement"), "missing"),
+        ("statement", ("problem", "statement"), "empty"),
+        ("intents", ("intents", "supported"), "missing"),
+        ("supported", ("intents", "supported"), "empty"),
+        ("tools", ("tools",), "missing"),
+        ("no tools", ("tools",), "empty"),
+    ],
+)
+def test_a_required_part_missing_or_empty_is_an_error_naming_it(
+    tmp_path: Path, drop: str, path: tuple[str, ...], state: str
+) -> None:
+    parts = {
+        "problem": "problem:\n  statement: Refund orders\n",
+        "statement": "problem:\n  statement: ''\n",
+        "intents": "intents:\n  supported: [{id: intent_refund}]\n",
+        "supported": "intents:\n  supported: []\n",
+        "tools": "tools:\n  - name: refund\n",
+        "no tools": "tools: []\n",
+    }
+    keep = {
+        "problem": ["intents", "tools"],
+        "statement": ["statement", "intents", "tools"],
+        "intents": ["problem", "tools"],
+        "supported": ["problem", "supported", "tools"],
+        "tools": ["problem", "intents"],
+        "no tools": ["problem", "intents", "no tools"],
+    }[drop]
+    file = tmp_path / "domain.yaml"
+    file.write_text("id: partial\n" + "".join(parts[k] for k in keep))
+    result = load_paths([file])
+    assert result.skills == {}
+    (error,) = result.report.skills[0].errors
+    assert error.code == "required-part" and error.path == path
+    assert f"required part {state}" in error.message and "spec 000 section 3.2" in error.message
+    assert error.location.file == str(file) and error.location.line is not None
+    shown = str(error)
+    assert ".".join(path) in shown and error.hint
+
+
+def test_every_required_part_missing_is_named_at_once(tmp_path: Path) -> None:
+    file = tmp_path / "domain.yaml"
+    file.write_text("id: bare\nname: Bare\n")
+    errors = load_paths([file]).report.skills[0].errors
+    assert [e.path for e in errors] == [
+        ("problem", "statement"),
+        ("intents", "supported"),
+        ("tools",),
+    ]
+
+
+def test_required_parts_of_the_wrong_type_are_one_error_each(tmp_path: Path) -> None:
+    """``problem: "text"`` or ``tools: {}``: the shape error, located, and no crash."""
+    file = tmp_path / "domain.yaml"
+    file.write_text("problem: Refund orders\nintents: {supported: [{id: a}]}\ntools: {}\n")
+    errors = load_paths([file]).report.skills[0].errors
+    assert errors and all(e.location.line for e in errors)
+    assert {e.path[0] for e in errors} == {"problem", "tools"}
+
+
+def test_the_spec_example_and_the_fixtures_carry_every_required_part() -> None:
+    for path in (FIXTURES / "spec_000_domain.yaml", EXAMPLES / "refund_support" / "domain.yaml"):
+        result = load_paths([path])
+        assert result.report.ok, [str(e) for e in result.report.skills[0].errors]

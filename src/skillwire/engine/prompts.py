@@ -18,6 +18,7 @@ from skillwire.core.proposal import FINAL_ANSWER_TOOL
 from skillwire.engine.adapter import model_tool_name
 from skillwire.policy import CompiledPolicy, RuleKind
 from skillwire.policy.workflows import SubGoal
+from skillwire.skills import semantic_escalations
 from skillwire.skills.model import Skill
 
 __all__ = [
@@ -203,10 +204,19 @@ def gate_request(skill: Skill, draft: str, fields: dict[str, Any]) -> ChatReques
         f"ALWAYS: {r if isinstance(r, str) else r.rule}" for r in skill.policy.guardrails.always
     ]
     required = skill.output_contract.required_fields
+    triggers = semantic_escalations(skill)
+    escalate = (
+        "ESCALATE WHEN (if one of these holds, fail with suggested_action ESCALATE):\n"
+        + "\n".join(f"- {t}" for t in triggers)
+        + "\n\n"
+        if triggers
+        else ""
+    )
     prompt = (
         "You are a Finalization Gate. Validate this response before it goes to the user.\n\n"
         f"GOAL:\n{skill.problem.statement}\n\n"
         "GUARDRAILS TO CHECK:\n" + "\n".join(f"- {g}" for g in guardrails) + "\n\n"
+        f"{escalate}"
         "REQUIRED FIELDS IN RESPONSE:\n" + "\n".join(f"- {f}" for f in required) + "\n\n"
         f"DRAFT RESPONSE:\n{draft}\n\nFIELDS:\n{_json(fields)}\n\n"
         "VALIDATE and return JSON:\n"

@@ -125,6 +125,9 @@ class GateCall:
     counted: frozenset[str] = frozenset()
     correlations: frozenset[str] | None = None
     """The pauses whose grants may allow this call (None: any grant of the call)."""
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    """The schema defaults of the tool's optional arguments (from the skill, never from
+    the call): a condition reading an argument the call leaves out sees its default."""
     _variables: _Variables | None = field(default=None, repr=False)
     outcomes: dict[str, bool | ConditionEvaluationError] = field(default_factory=dict, repr=False)
     """Each condition's answer (or evaluation error) for this call, by CEL expression:
@@ -189,7 +192,8 @@ class _Variables(Mapping[str, Any]):
             return self._cache[name]
         call = self._call
         if name == "args":
-            value: Any = {k: v for k, v in call.args.items() if v is not None}
+            value: Any = {k: v for k, v in call.defaults.items() if call.args.get(k) is None}
+            value.update((k, v) for k, v in call.args.items() if v is not None)
         elif name == "entities":
             value = dict(call.entities)
         elif name == "context":
@@ -206,22 +210,25 @@ class _Variables(Mapping[str, Any]):
                     counts[alias] = runs.get(full, 0)
             value = counts
         else:
-            value = call.args[name]
-            if value is None:  # null is "not given": a condition reading it fails closed
-                raise KeyError(name)
+            value = call.args.get(name)
+            if value is None:
+                # null is "not given": the schema's default, else a condition reading
+                # it fails closed
+                value = call.defaults[name]
         self._cache[name] = value
         return value
 
     def __contains__(self, name: object) -> bool:
         if name in self._RUNTIME:
             return True
-        return isinstance(name, str) and self._call.args.get(name) is not None
+        call = self._call
+        return isinstance(name, str) and (call.args.get(name) is not None or name in call.defaults)
 
     def __iter__(self) -> Iterator[str]:
+        call = self._call
         yield from self._RUNTIME
-        yield from (
-            k for k, v in self._call.args.items() if k not in self._RUNTIME and v is not None
-        )
+        yield from (k for k, v in call.args.items() if k not in self._RUNTIME and v is not None)
+        yield from (k for k in call.defaults if k not in self._RUNTIME and call.args.get(k) is None)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)

@@ -36,6 +36,7 @@ from skillwire.policy.sentences import SentenceMeaning, read_sentence, rewrite_h
 from skillwire.skills.model import Skill
 from skillwire.skills.model_policy import StructuredRule
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
+from skillwire.skills.prose import reads_as_prose, semantic_trigger_text
 from skillwire.skills.semantics import RUNTIME_NAMES, approver_problem, workflow_step_tool
 
 __all__ = ["access_location", "approver_errors", "compile_policy"]
@@ -511,6 +512,12 @@ def _escalation(b: _Builder) -> None:
         if isinstance(c, PolicyCondition):
             path = (*path, "when")
         cond = b.cond(path)
+        sentence = c.when if isinstance(c, PolicyCondition) else c
+        if cond is None and reads_as_prose(sentence):
+            # A sentence (the loader warned): the model judges it. A condition that
+            # did not compile (a skill not built by the loader) escalates every call.
+            b.text(semantic_trigger_text(sentence, esc.target), "escalate", path)
+            continue
         scope = b.scope(cond, None)
         text = (
             c.message

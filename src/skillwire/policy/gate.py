@@ -226,6 +226,7 @@ class Gate:
                 self._count_names,
                 self._counted,
                 correlations,
+                facts.defaults,
             )
             found = Findings()
             for validator in self.validators:

@@ -6,6 +6,7 @@ the gate is built, so that checking a call only evaluates what depends on it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,10 @@ class ToolFacts:
     """The tools each intent allows, for intents that scope tools."""
     required: tuple[str, ...] = ()
     """Required argument names, in declaration order."""
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    """The schema's ``default`` of each optional argument that declares one: what a
+    condition reads when the call leaves the argument out (from the skill, never from
+    the call)."""
     static_blocks: tuple[Reason, ...] = ()
     """Reasons that block every call of the tool (denied, effects not allowed)."""
     shell: bool = False
@@ -55,6 +60,7 @@ class ToolFacts:
         self._schema = dict(self.tool.input_schema())
         required = self._schema.get("required") or []
         self.required = tuple(n for n in required if isinstance(n, str))
+        self.defaults = schema_defaults(self._schema, self.required)
         self._arguments = ArgumentChecker(self.tool.name, self._schema)
         blocks = [
             Reason(r.code, f"{self.name} is denied", r.text, r.source)
@@ -79,13 +85,11 @@ class ToolFacts:
         return self._by_kind.get(kind, ())
 
     def missing_required(self, args: Mapping[str, Any]) -> list[str]:
-        """Required arguments absent, null or empty, in declaration order."""
-        missing = []
-        for name in self.required:
-            value = args.get(name)
-            if value is None or (type(value) is str and not value):
-                missing.append(name)
-        return missing
+        """Required arguments not given (absent, or null), in declaration order.
+
+        ``""`` is a value like any other: the schema (``minLength``, ``pattern``)
+        decides whether it is acceptable, not this check."""
+        return [name for name in self.required if args.get(name) is None]
 
     def argument_errors(self, args: Mapping[str, Any]) -> list[str]:
         """Every problem with the arguments given (missing ones are not problems here)."""
@@ -126,6 +130,35 @@ class ToolFacts:
             for pattern in self.access.shell_deny_patterns:
                 if pattern.search(value) is not None:
                     yield f"argument matches the denied pattern {pattern.source!r}"
+
+
+def schema_defaults(schema: Mapping[str, Any], required: Iterable[str]) -> dict[str, Any]:
+    """``{argument: default}`` for each optional property of ``schema`` that declares a
+    ``default`` other than null (a required argument has none: it is asked for).
+
+    Each default is copied (a JSON round trip), so nothing a condition or a caller does
+    can change the skill's schema."""
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return {}
+    skip = set(required)
+    return {
+        name: json.loads(json.dumps(prop["default"]))
+        for name, prop in props.items()
+        if isinstance(name, str)
+        and name not in skip
+        and isinstance(prop, Mapping)
+        and prop.get("default") is not None
+        and _plain(prop["default"])
+    }
+
+
+def _plain(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _strings(args: Mapping[str, Any]) -> Iterable[str]:

@@ -37,7 +37,14 @@ def lookup_path(values: Mapping[str, Any], path: str) -> Any:
 
 
 def _given(value: Any) -> bool:
+    """A value the user gave (an input or an entity): ``""`` is none."""
     return value is not None and not (type(value) is str and not value)
+
+
+def _argument(value: Any) -> bool:
+    """An argument the call gives: only an absent (or null) one is missing; ``""`` is a
+    value, and the schema (``minLength``) decides whether it is acceptable."""
+    return value is not None
 
 
 class ArgumentValidation:
@@ -78,7 +85,7 @@ class RequiredInputs:
             wanted = [
                 f
                 for f in rule.fields
-                if not _given(call.args.get(f)) and not _given(lookup_path(call.inputs, f))
+                if not _argument(call.args.get(f)) and not _given(lookup_path(call.inputs, f))
             ]
             if wanted:
                 found.need(wanted, Reason(rule.code, rule.text, rule.text, rule.source), rule.text)
@@ -88,7 +95,7 @@ class RequiredInputs:
         leaf = path.rsplit(".", 1)[-1]
         return (
             _given(lookup_path(call.inputs, path))
-            or _given(call.args.get(leaf))
+            or _argument(call.args.get(leaf))
             or _given(lookup_path(call.entities, path))
             or _given(call.entities.get(leaf))
         )

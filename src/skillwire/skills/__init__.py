@@ -26,6 +26,7 @@ from skillwire.skills.model_policy import (
     WorkflowStep,
 )
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool, ToolInput, ToolPolicy
+from skillwire.skills.prose import semantic_escalations
 from skillwire.skills.report import LoadReport, SkillReport
 
 __all__ = [
@@ -62,4 +63,5 @@ __all__ = [
     "load_base_policy",
     "load_paths",
     "load_skill",
+    "semantic_escalations",
 ]

@@ -61,6 +61,12 @@ class BasePolicy(SkillPart):
 
     _locator: Callable[[FieldPath], SourceLocation] | None = PrivateAttr(default=None)
 
+    def origin(self) -> str:
+        """The file the base policy was read from, or ``skillwire's default``."""
+        if self._locator is None:
+            return "skillwire's default"
+        return self._locator(()).file
+
     def locate(self, path: FieldPath) -> SourceLocation:
         """Where a field of the base policy was written (``base policy`` for the default)."""
         if self._locator is None:

@@ -19,6 +19,7 @@ from skillwire.core.errors import SkillError
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.skills._validation import validate_document, walk_extras
+from skillwire.skills.base_policy import BasePolicy
 from skillwire.skills.loader_single import build_skill
 from skillwire.skills.model import DomainFile, PackageInfo, Skill, SkillManifest
 from skillwire.skills.model_package import (
@@ -30,11 +31,13 @@ from skillwire.skills.model_package import (
     TestsFile,
     ToolsFile,
 )
+from skillwire.skills.package_intent import implicit_intent, implicit_intent_finding
 from skillwire.skills.package_rules import (
     check_access_plan,
     check_credentials,
     check_prerequisites,
     check_tests,
+    check_widenings,
 )
 from skillwire.skills.report import SkillReport
 from skillwire.skills.semantics import check_domain
@@ -190,6 +193,11 @@ def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None
 
     tools = _namespace_tools(tools_file, manifest.id, tdoc, report)
     info = PackageInfo.model_validate({k: getattr(manifest, k) for k in PackageInfo.model_fields})
+    intents = manifest.intents
+    if not intents.supported:  # spec 003 has no intents: one implicit intent
+        intent = implicit_intent(manifest.id, manifest.description or manifest.title, tools)
+        intents = intents.model_copy(update={"supported": [intent]})
+        report.add(mdoc.file, [implicit_intent_finding(intent, mdoc.locate(("description",)))])
     skill = build_skill(
         manifest,
         id=manifest.id,
@@ -197,6 +205,7 @@ def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None
         prompt=prompt,
         package=info,
         tools=tools,
+        intents=intents,
         name=manifest.name or manifest.title,
         access=parts.get("guardrails", (None, None))[1],
         credentials=parts.get("credentials", (None, None))[1],
@@ -422,6 +431,7 @@ def _package_rules(
     if "guardrails" in parts:
         doc, access = parts["guardrails"]
         report.add(doc.file, check_access_plan(skill, access, doc.locate))
+        report.add(doc.file, check_widenings(access, BasePolicy(), doc.locate))
     if "credentials" in parts:
         doc, creds = parts["credentials"]
         report.add(doc.file, check_credentials(skill, creds, doc.locate))

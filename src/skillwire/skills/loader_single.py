@@ -59,6 +59,47 @@ def load_single_file(path: Path, display: str | None = None) -> tuple[Skill | No
     return skill, report
 
 
+_REQUIRED: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("problem", "statement"), "the problem statement (the goal the answer is checked against)"),
+    (("intents", "supported"), "at least one supported intent (what messages are classified into)"),
+    (("tools",), "at least one tool"),
+)
+"""The parts spec 000 section 3.2 marks required, with what each is for."""
+
+
+def required_parts(doc: Document) -> list[SkillIssue]:
+    """One error per part spec 000 section 3.2 requires that ``doc`` lacks (absent,
+    null or empty). Nothing when ``doc`` is not a mapping (a shape error says so)."""
+    if not isinstance(doc.data, dict):
+        return []
+    issues = []
+    for path, purpose in _REQUIRED:
+        node: Any = doc.data
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None or (isinstance(node, str | list | dict) and not node):
+            state = "missing" if node is None else "empty"
+            issues.append(
+                SkillIssue(
+                    Severity.ERROR,
+                    f"required part {state}: spec 000 section 3.2 requires {purpose}",
+                    doc.locate(path),
+                    path,
+                    code="required-part",
+                    hint=_REQUIRED_HINTS[path[-1]],
+                )
+            )
+    return issues
+
+
+_REQUIRED_HINTS = {
+    "statement": 'add `problem:` with `statement: "what the skill solves, in one sentence"`',
+    "supported": "add `intents:` with `supported:` and at least one `- id: ...` with a "
+    "description and examples",
+    "tools": "add `tools:` with at least one `- name: ...`",
+}
+
+
 def skill_from_document(
     doc: Document, report: SkillReport, *, default_id: str, fmt: str
 ) -> Skill | None:
@@ -80,6 +121,7 @@ def skill_from_document(
         return None
     domain, issues = validate_document(DomainFile, doc.data, doc)
     report.add(name, issues)
+    report.add(name, required_parts(doc))
     if domain is None:
         return None
     report.add(name, walk_extras(domain, doc))

@@ -49,6 +49,11 @@ class FieldSpec(SkillPart):
     """Smallest number allowed."""
     maximum: float | None = None
     """Largest number allowed."""
+    minLength: int | None = Field(default=None, ge=0)  # noqa: N815
+    """Fewest characters a string value may have (``1``: ``""`` is refused; without
+    it, ``""`` is a value like any other)."""
+    maxLength: int | None = Field(default=None, ge=0)  # noqa: N815
+    """Most characters a string value may have."""
     items: dict[str, Any] | None = None
     """JSON Schema of the items, for ``type: array``."""
 
@@ -65,6 +70,10 @@ class FieldSpec(SkillPart):
             schema["minimum"] = self.minimum
         if self.maximum is not None:
             schema["maximum"] = self.maximum
+        if self.minLength is not None:
+            schema["minLength"] = self.minLength
+        if self.maxLength is not None:
+            schema["maxLength"] = self.maxLength
         if self.items is not None:
             schema["items"] = self.items
         if self.default is not None:

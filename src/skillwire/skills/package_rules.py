@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.core.patterns import PatternError, compile_pattern
+from skillwire.skills.base_policy import BasePolicy
 from skillwire.skills.model import Skill
 from skillwire.skills.model_package import (
     CredentialsFile,
@@ -27,6 +28,7 @@ __all__ = [
     "check_credentials",
     "check_prerequisites",
     "check_tests",
+    "check_widenings",
 ]
 
 Locate = Callable[[FieldPath], SourceLocation]
@@ -141,6 +143,51 @@ def check_access_plan(skill: Skill, access: GuardrailsFile, locate: Locate) -> I
                     "append_unique_guardrail_list needs values[]",
                     "plan-op-invalid",
                 )
+
+
+_ALLOW_LISTS: dict[str, tuple[str, str, str]] = {
+    "guardrails.shell.allowedPrefixes": ("shell", "allowedPrefixes", "shell prefix"),
+    "guardrails.filesystem.allowedReadRoots": ("filesystem", "allowedReadRoots", "read root"),
+    "guardrails.filesystem.allowedWriteRoots": ("filesystem", "allowedWriteRoots", "write root"),
+}
+"""Each allow list of the access policy: its section and key in ``guardrails.json`` and
+in the base policy, and what one value of it is."""
+
+
+def check_widenings(
+    access: GuardrailsFile, base: BasePolicy, locate: Locate
+) -> Iterator[SkillIssue]:
+    """A warning for each allow-list value the package asks for that the restrictive
+    merge drops (it is not in the base policy's list): in ``shell`` / ``filesystem`` or
+    through an ``append_unique_guardrail_list``. The merge
+    (:func:`skillwire.policy.merge_access`) keeps exactly the values the base lists too,
+    so the report names every value that will not apply, where it was written."""
+    sites: list[tuple[str, FieldPath, str]] = []
+    for list_path, (section, key, _) in _ALLOW_LISTS.items():
+        part = getattr(access, section)
+        for i, value in enumerate(getattr(part, key) if part is not None else []):
+            sites.append((list_path, (section, key, i), value))
+    plan = access.toolAccessPlan
+    for oi, op in enumerate(plan.operations if plan is not None else []):
+        if op.op == "append_unique_guardrail_list" and op.path in _ALLOW_LISTS:
+            for vi, value in enumerate(op.values):
+                sites.append((op.path, ("toolAccessPlan", "operations", oi, "values", vi), value))
+    for list_path, where, value in sites:
+        section, key, what = _ALLOW_LISTS[list_path]
+        ceiling = getattr(getattr(base, section), key)
+        if value in ceiling:
+            continue
+        allowed = ", ".join(repr(v) for v in ceiling) or f"no {what}"
+        yield SkillIssue(
+            Severity.WARNING,
+            f"the package asks to allow {what} {value!r} ({list_path}): not applied, the "
+            f"base policy ({base.origin()}) does not allow it (it allows {allowed})",
+            locate(where),
+            where,
+            code="widening-dropped",
+            hint=f"only the operator can allow it: add {value!r} to {section}.{key} of the "
+            "base policy (skillwire-base-policy/v1)",
+        )
 
 
 def check_credentials(skill: Skill, creds: CredentialsFile, locate: Locate) -> Iterator[SkillIssue]:

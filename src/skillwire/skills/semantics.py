@@ -23,6 +23,7 @@ from skillwire.skills._schema_check import schema_problem
 from skillwire.skills.model import DomainFile
 from skillwire.skills.model_policy import StructuredRule, WorkflowStep
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
+from skillwire.skills.prose import reads_as_prose
 
 __all__ = [
     "EVERY_CALLER_ROLES",
@@ -557,6 +558,18 @@ def input_names(tool: Tool) -> list[str] | None:
 
 
 @functools.lru_cache(maxsize=4096)
+def _semantic_trigger(text: str, path: FieldPath, where: SourceLocation) -> SkillIssue:
+    return SkillIssue(
+        Severity.WARNING,
+        f"escalation condition {text!r} is a sentence, not a condition: it is given to the "
+        "model as an escalation trigger, judged by the model and not enforced",
+        where,
+        path,
+        code="semantic-escalation",
+        hint="to enforce it, write a condition, e.g. `severity == 'critical'`",
+    )
+
+
 def _compile(text: str, known: frozenset[str] | None) -> Condition:
     """:func:`compile_condition`, once per text and set of names: compiled conditions are
     immutable and may be shared, and many skills repeat the same few."""
@@ -578,7 +591,16 @@ def _compile_conditions(
         try:
             compiled[path] = _compile(text, known)
         except ConditionSyntaxError as exc:
+            escalation = path[:2] == ("policy", "escalation")
+            if escalation and reads_as_prose(text):
+                issues.append(_semantic_trigger(text, path, locate_value(path)))
+                continue
             col = f" (column {exc.column} of the condition)" if exc.column else ""
+            hint = exc.hint
+            if escalation:
+                hint = (f"{hint}; " if hint else "") + (
+                    "or, for the model to judge it, a sentence with no operator"
+                )
             issues.append(
                 SkillIssue(
                     Severity.ERROR,
@@ -586,7 +608,7 @@ def _compile_conditions(
                     locate_value(path),
                     path,
                     code="invalid-condition",
-                    hint=exc.hint,
+                    hint=hint,
                 )
             )
     return compiled, issues
