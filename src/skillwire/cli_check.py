@@ -81,7 +81,10 @@ def explain_skills(skills: Iterable[Skill]) -> list[dict[str, Any]]:
 
 
 def render_explain(skills: Iterable[Skill]) -> None:
-    """A table per skill: rule, how it is treated, its scope, where it was written."""
+    """A table per skill: rule, how it is treated, its scope, where it was written; then
+    the intents each workflow and required input applies to."""
+    from skillwire.policy.explain import EVERY_INTENT
+
     console = Console(highlight=False, width=_width())
     for entry in explain_skills(skills):
         table = Table(title=f"rules of {escape(entry['skill'])}", show_lines=True)
@@ -89,14 +92,28 @@ def render_explain(skills: Iterable[Skill]) -> None:
             table.add_column(col, overflow="fold")
         for rule in entry["rules"]:
             kind = rule["kind"] + (f" ({rule['note']})" if rule.get("note") else "")
+            intents = rule.get("intents") or []
+            scope = "" if intents in ([], [EVERY_INTENT]) else f" (intents: {', '.join(intents)})"
             table.add_row(
                 escape(rule["text"]),
                 escape(kind),
-                escape(", ".join(rule["tools"]) or "-"),
+                escape((", ".join(rule["tools"]) or "-") + scope),
                 escape(rule.get("expression") or "-"),
                 escape(rule["source"]),
             )
         console.print(table)
+        scoped = [
+            (f"workflow {w['name']}" + ("" if w["required"] else " (not required)"), w)
+            for w in entry.get("workflows") or []
+        ]
+        scoped += [(f"required input {r['path']}", r) for r in entry.get("required_inputs") or []]
+        if scoped:
+            scopes = Table(title=f"intent scope of {escape(entry['skill'])}")
+            for col in ("workflow or input", "applies to intents", "source"):
+                scopes.add_column(col, overflow="fold")
+            for what, item in scoped:
+                scopes.add_row(escape(what), escape(", ".join(item["intents"])), item["source"])
+            console.print(scopes)
         console.print(
             f"planner text: {entry['text_rules']} rules, about {entry['text_tokens']} tokens"
         )

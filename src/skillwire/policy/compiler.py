@@ -33,6 +33,7 @@ from skillwire.policy.rules import (
     TextRule,
 )
 from skillwire.policy.sentences import SentenceMeaning, read_sentence, rewrite_hint
+from skillwire.policy.workflows import workflow_scope
 from skillwire.skills.model import Skill
 from skillwire.skills.model_policy import StructuredRule
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
@@ -73,6 +74,7 @@ class _Builder:
         waivable: bool = False,
         note: str = "",
         self_approval: bool = False,
+        intents: frozenset[str] | None = None,
     ) -> None:
         source, origin = self.where(path)
         rule = CompiledRule(
@@ -91,6 +93,7 @@ class _Builder:
             waivable=waivable,
             note=note,
             self_approval=self_approval,
+            intents=intents,
         )
         self.policy.rules.append(rule)
 
@@ -531,10 +534,12 @@ def _escalation(b: _Builder) -> None:
 def _workflows(b: _Builder) -> None:
     """One order rule per step (after the first) of each required workflow; a step bound
     by ``same`` gets one rule per set of its arguments that the earlier tools take
-    (``fields``: the arguments an earlier run must share with the call)."""
+    (``fields``: the arguments an earlier run must share with the call). Each rule
+    carries the workflow's intent scope."""
     for wi, wf in enumerate(b.skill.policy.workflows):
         if not wf.required:
             continue
+        scope = workflow_scope(b.skill, wf)
         done: list[Tool] = []
         for si, step in enumerate(wf.steps):
             tool = workflow_step_tool(b.skill, step)
@@ -555,5 +560,6 @@ def _workflows(b: _Builder) -> None:
                     ReasonCode.WORKFLOW_ORDER,
                     after=tuple(after),
                     fields=same,
+                    intents=scope,
                 )
             done.append(tool)

@@ -67,6 +67,9 @@ class CompiledRule:
     self_approval: bool = False
     """An approval the job's owner may give on their own call (``self_approval:
     allowed``); otherwise it must come from someone else."""
+    intents: frozenset[str] | None = None
+    """The intents whose jobs the rule applies to (a scoped workflow's order); None:
+    every intent."""
 
     def applies_to(self, tool: str) -> bool:
         """Whether the rule's scope includes ``tool`` (empty scope: every tool)."""

@@ -1,19 +1,90 @@
-"""Workflows become sub-goals with ``depends_on`` (spec 000 section 4.6).
+"""Workflows become sub-goals with ``depends_on`` (spec 000 section 4.6), and the
+intents each workflow and each required input applies to.
 
 The planner sees the sub-goals; the gate enforces the order of steps that name tools
 in required workflows (see :class:`~skillwire.policy.compiler.RuleKind.WORKFLOW_ORDER`).
+
+Scope: a workflow applies to the intents whose ``maps_to_workflow`` names it and to the
+intents it names in ``intents``; one that no intent maps to and that names none applies
+to every intent. A ``required_inputs`` entry applies to its ``intents``, or to every
+intent. The job's active intents decide (a set: a job may have several); when none is
+known, or one is not an intent of the skill, every workflow and every required input
+applies (the strictest reading, never none).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from skillwire.skills.model import Skill
-from skillwire.skills.model_policy import WorkflowStep
+from skillwire.skills.model import RequiredInput, Skill
+from skillwire.skills.model_policy import Workflow, WorkflowStep
 from skillwire.skills.semantics import workflow_step_tool
 
-__all__ = ["SubGoal", "workflows_to_subgoals"]
+__all__ = [
+    "IntentScope",
+    "SubGoal",
+    "active_scope",
+    "applies",
+    "input_scope",
+    "workflow_scope",
+    "workflow_scopes",
+    "workflows_to_subgoals",
+]
+
+IntentScope = frozenset[str] | None
+"""The intents a workflow, a required input or a rule applies to; None: every intent."""
+
+
+def workflow_scope(skill: Skill, workflow: Workflow) -> IntentScope:
+    """The intents ``workflow`` applies to: those whose ``maps_to_workflow`` names it (by
+    ``name`` or ``id``) and those it names in ``intents``; None (every intent) when there
+    are none."""
+    names = {workflow.key(), workflow.name, workflow.id} - {None, ""}
+    scope = {
+        intent.id
+        for intent in skill.intents.supported
+        if intent.maps_to_workflow is not None and intent.maps_to_workflow in names
+    }
+    scope.update(workflow.intents or ())
+    return frozenset(scope) if scope else None
+
+
+def workflow_scopes(skill: Skill) -> dict[str, IntentScope]:
+    """Each workflow's scope by the name a job uses for it (:meth:`Workflow.key`); two
+    workflows of one name share the wider scope."""
+    scopes: dict[str, IntentScope] = {}
+    for wf in skill.policy.workflows:
+        name, scope = wf.key(), workflow_scope(skill, wf)
+        if name not in scopes:
+            scopes[name] = scope
+        else:
+            known = scopes[name]
+            scopes[name] = None if known is None or scope is None else known | scope
+    return scopes
+
+
+def input_scope(required: RequiredInput) -> IntentScope:
+    """The intents a ``required_inputs`` entry is asked for; None: every intent."""
+    return frozenset(required.intents) if required.intents else None
+
+
+def active_scope(known: frozenset[str], given: Iterable[str]) -> IntentScope:
+    """The active intents that decide which scoped workflows and inputs apply: ``given``,
+    when it is not empty and every one is in ``known`` (the skill's intent ids);
+    otherwise None, and everything applies (an unknown or missing intent gets the
+    strictest reading)."""
+    active = frozenset(given)
+    if not active or not active <= known:
+        return None
+    return active
+
+
+def applies(scope: IntentScope, active: IntentScope) -> bool:
+    """Whether something scoped to ``scope`` applies to a job whose active intents are
+    ``active`` (:func:`active_scope`): unscoped, or no intent known, or one in common."""
+    return scope is None or active is None or not scope.isdisjoint(active)
 
 
 @dataclass(frozen=True, slots=True)

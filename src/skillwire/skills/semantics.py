@@ -336,6 +336,7 @@ def _check_references(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]
                 f"duplicate intent id '{iid}'",
                 "duplicate-intent",
             )
+    yield from _unknown_intents(skill, locate)
     for ri, req in enumerate(skill.required_inputs):
         if req.input_type == "choice" and not req.options:
             yield _error(
@@ -353,6 +354,30 @@ def _check_references(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]
             "a tool condition uses action: escalate but policy.escalation.target names no role",
             "missing-escalation-target",
         )
+
+
+def _unknown_intents(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
+    """An error for each intent a workflow's or a required input's ``intents`` names that
+    the skill does not support (the scope would silently miss the intent meant)."""
+    known = [i.id for i in skill.intents.supported]
+    sites: list[tuple[FieldPath, list[str] | None]] = [
+        (("policy", "workflows", wi, "intents"), wf.intents)
+        for wi, wf in enumerate(skill.policy.workflows)
+    ]
+    sites += [(("required_inputs", ri, "intents"), r.intents) for ri, r in enumerate(skill.required_inputs)]
+    for path, names in sites:
+        for ni, name in enumerate(names or ()):
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=1)
+                yield _error(
+                    locate,
+                    (*path, ni),
+                    f"no intent is named '{name}'",
+                    "unknown-intent",
+                    f"did you mean '{close[0]}'?"
+                    if close
+                    else f"intents.supported has: {', '.join(known) or 'none'}",
+                )
 
 
 def approver_sites(skill: DomainFile) -> Iterator[tuple[FieldPath, str]]:
