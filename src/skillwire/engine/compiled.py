@@ -93,9 +93,7 @@ class CompiledSkill:
             planner_system(skill, gate.policy),
         )
 
-    def goals_for(
-        self, intents: Iterable[str], done: Container[str] = ()
-    ) -> list[dict[str, Any]]:
+    def goals_for(self, intents: Iterable[str], done: Container[str] = ()) -> list[dict[str, Any]]:
         """The JSON forms of the sub-goals of the workflows that apply to a job with
         these active ``intents`` (every workflow when none is known), each marked done
         when its tool is in ``done``."""

@@ -38,7 +38,6 @@ from skillwire.policy.decisions import (
     ReasonCode,
 )
 from skillwire.policy.gate_input import (
-    GateInputError,
     as_mapping,
     checked_correlations,
     checked_grants,

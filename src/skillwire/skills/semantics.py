@@ -364,7 +364,10 @@ def _unknown_intents(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
         (("policy", "workflows", wi, "intents"), wf.intents)
         for wi, wf in enumerate(skill.policy.workflows)
     ]
-    sites += [(("required_inputs", ri, "intents"), r.intents) for ri, r in enumerate(skill.required_inputs)]
+    sites += [
+        (("required_inputs", ri, "intents"), r.intents)
+        for ri, r in enumerate(skill.required_inputs)
+    ]
     for path, names in sites:
         for ni, name in enumerate(names or ()):
             if name not in known:
