@@ -114,8 +114,11 @@ def render_explain(skills: Iterable[Skill]) -> None:
             for what, item in scoped:
                 scopes.add_row(escape(what), escape(", ".join(item["intents"])), item["source"])
             console.print(scopes)
+        cut = entry.get("text_rules_cut") or 0
         console.print(
-            f"planner text: {entry['text_rules']} rules, about {entry['text_tokens']} tokens"
+            f"planner text: {entry['text_rules']} rules, about {entry['text_tokens']} tokens "
+            f"of a budget of {entry['text_token_budget']}"
+            + (f"; {cut} text rules cut (finalization gate only)" if cut else "")
         )
         access = entry.get("access") or {}
         for dropped in access.get("dropped") or []:

@@ -6,7 +6,7 @@ from typing import Any
 
 from skillwire.policy.access import BasePolicy
 from skillwire.policy.gate import Gate
-from skillwire.policy.rules import MAX_TEXT_RULES, RuleKind
+from skillwire.policy.rules import PLANNER_TOKEN_BUDGET, RuleKind
 from skillwire.policy.workflows import IntentScope, input_scope, workflow_scope
 from skillwire.skills.model import Skill
 
@@ -50,7 +50,7 @@ def explain_skill(skill: Skill, base: BasePolicy | None = None) -> dict[str, Any
                 "text": text.text,
                 "kind": "text (planner)"
                 if text.to_planner
-                else f"text (finalization gate only: planner cap of {MAX_TEXT_RULES} reached)",
+                else f"text (finalization gate only: {text.cut})",
                 "tools": [],
                 "expression": None,
                 "approver": None,
@@ -84,6 +84,8 @@ def explain_skill(skill: Skill, base: BasePolicy | None = None) -> dict[str, Any
         ],
         "text_rules": sum(1 for t in policy.text_rules if t.to_planner),
         "text_tokens": policy.planner_tokens,
+        "text_token_budget": PLANNER_TOKEN_BUDGET,
+        "text_rules_cut": sum(1 for t in policy.text_rules if not t.to_planner),
         "planner_text": policy.planner_text,
         "access": {
             "shell_allowed": list(gate.access.shell_allowed),
