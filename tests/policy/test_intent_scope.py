@@ -13,12 +13,15 @@ from pathlib import Path
 
 import pytest
 from tests.policy.helpers import codes, gate_from, line_of, runs, skill_from
+from typer.testing import CliRunner
 
+from skillwire.cli_app import app
 from skillwire.core.errors import SkillError
-from skillwire.policy import Decision, Gate, NeedInput, ReasonCode
+from skillwire.policy import Decision, Gate, NeedInput, ReasonCode, compile_policy
 from skillwire.policy.explain import EVERY_INTENT, explain_skill
 from skillwire.policy.gate_input import GateInputError
 from skillwire.policy.workflows import active_scope, applies, workflow_scope
+from skillwire.skills import load_skill
 
 INTENTS = """
 intents:
@@ -301,3 +304,31 @@ def test_explain_shows_each_workflows_and_inputs_scope(tmp_path: Path) -> None:
     orders = {r["text"]: r["intents"] for r in entry["rules"] if r["kind"] == "workflow_order"}
     assert orders["reset_flow: reset_password runs after verify_identity"] == ["password_reset"]
     assert orders["audit_flow: audit_log runs after verify_identity"] == [EVERY_INTENT]
+
+
+def test_the_load_report_says_each_workflows_scope(tmp_path: Path) -> None:
+    skill_from(tmp_path, INTENTS, TOOLS, WORKFLOWS)
+    path = tmp_path / "domain.yaml"
+    found = {
+        f.path[-1]: f
+        for f in compile_policy(load_skill(path)).findings
+        if f.code == "workflow-scope"
+    }
+    assert found[0].severity == "info"
+    assert "applies to intents admin_access only (maps_to_workflow of admin_access)" in (
+        found[0].message
+    )
+    assert "password_reset only (its intents: [password_reset])" in found[1].message
+    assert "applies to every intent" in found[2].message
+    assert found[2].location.line == line_of(path, "name: audit_flow")
+    verbose = CliRunner().invoke(app, ["check", "-v", str(path)])
+    assert verbose.exit_code == 0, verbose.output
+    text = " ".join(verbose.stdout.split())
+    assert "workflow 'audit_flow' applies to every intent" in text
+    explained = CliRunner().invoke(app, ["check", "--explain", str(path)])
+    assert explained.exit_code == 0, explained.output
+    table = explained.stdout
+    rows = [line for line in table.splitlines() if "workflow " in line or "required input" in line]
+    assert any("admin_flow" in r and "admin_access" in r for r in rows)
+    assert any("audit_flow" in r and EVERY_INTENT in r for r in rows)
+    assert any("justification" in r and "admin_access" in r for r in rows)

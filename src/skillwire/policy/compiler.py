@@ -35,7 +35,7 @@ from skillwire.policy.rules import (
     TextRule,
 )
 from skillwire.policy.sentences import SentenceMeaning, read_sentence, rewrite_hint
-from skillwire.policy.workflows import workflow_scope
+from skillwire.policy.workflows import scope_findings, workflow_scope
 from skillwire.skills.model import Skill
 from skillwire.skills.model_policy import StructuredRule
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
@@ -198,6 +198,7 @@ def compile_policy(skill: Skill) -> CompiledPolicy:
     policy = b.policy
     policy.text_rules, cut = fit_planner_budget(policy.text_rules)
     policy.findings.extend(cut)
+    policy.findings.extend(scope_findings(skill))
     for tool in skill.tools:
         policy.by_tool[tool.name] = tuple(r for r in policy.rules if r.applies_to(tool.name))
     policy.findings.extend(approver_errors(policy.rules, b.approver))

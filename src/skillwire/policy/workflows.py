@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from skillwire.core.issues import Severity, SkillIssue
+from skillwire.core.location import FieldPath
 from skillwire.skills.model import RequiredInput, Skill
 from skillwire.skills.model_policy import Workflow, WorkflowStep
 from skillwire.skills.semantics import workflow_step_tool
@@ -28,6 +30,7 @@ __all__ = [
     "active_scope",
     "applies",
     "input_scope",
+    "scope_findings",
     "workflow_scope",
     "workflow_scopes",
     "workflows_to_subgoals",
@@ -63,6 +66,32 @@ def workflow_scopes(skill: Skill) -> dict[str, IntentScope]:
             known = scopes[name]
             scopes[name] = None if known is None or scope is None else known | scope
     return scopes
+
+
+def scope_findings(skill: Skill) -> list[SkillIssue]:
+    """The load report's word on each workflow (``check -v``): the intents it applies to
+    and why, or that it applies to every intent."""
+    found = []
+    for wi, wf in enumerate(skill.policy.workflows):
+        scope = workflow_scope(skill, wf)
+        if scope is None:
+            text = "applies to every intent (no intent maps to it and it names no intents)"
+        else:
+            mapped = [i for i in sorted(scope) if i not in (wf.intents or ())]
+            why = [f"maps_to_workflow of {', '.join(mapped)}"] if mapped else []
+            why += [f"its intents: [{', '.join(wf.intents)}]"] if wf.intents else []
+            text = f"applies to intents {', '.join(sorted(scope))} only ({'; '.join(why)})"
+        path: FieldPath = ("policy", "workflows", wi)
+        found.append(
+            SkillIssue(
+                Severity.INFO,
+                f"workflow '{wf.key()}' {text}",
+                skill.locate(path),
+                path,
+                code="workflow-scope",
+            )
+        )
+    return found
 
 
 def input_scope(required: RequiredInput) -> IntentScope:
