@@ -4,11 +4,14 @@ admin-access workflow, nor asked the admin justification."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.engine.helpers import call, events_of, intent, run, runtime_for, skill_from
 
 from skillwire.core.job import JobStatus, OutcomeClass
+from skillwire.engine.compiled import CompiledSkill
+from skillwire.engine.prompts import planner_request
 from skillwire.skills import Skill
 
 SKILL = """
@@ -106,3 +109,35 @@ def test_an_admin_access_job_gets_the_admin_workflow_and_input(tmp_path: Path) -
             assert "manager_approval_check" in blocked[0]["reasons"][0]["message"]
 
     run(main())
+
+
+def test_the_planner_gets_the_sub_goals_of_the_jobs_workflows(tmp_path: Path) -> None:
+    compiled = CompiledSkill.build(_skill(tmp_path))
+    flows = {
+        "password_reset": {"password_flow"},
+        "admin_access": {"admin_access_flow"},
+        "bogus": {"password_flow", "admin_access_flow"},  # unknown: every workflow
+    }
+    for name, expected in flows.items():
+        goals = compiled.goals_for([name])
+        assert {g["from_workflow"] for g in goals} == expected, name
+    assert len(compiled.goals_for([])) == len(compiled.subgoals)  # none known: all
+    done = compiled.goals_for(["password_reset"], {"verify_identity"})
+    assert [g["status"] for g in done] == ["done", "todo"]
+
+
+def test_the_planner_is_told_the_workflow_that_lists_the_intent(tmp_path: Path) -> None:
+    compiled = CompiledSkill.build(_skill(tmp_path))
+    pairs = (("password_reset", "password_flow"), ("admin_access", "admin_access_flow"))
+    for name, workflow in pairs:
+        request = planner_request(
+            compiled.skill,
+            compiled.planner_system,
+            compiled.goals_for([name]),
+            {"intent": name},
+            [],
+            compiled.tools,
+            None,
+        )
+        state = json.loads(request.messages[1].content.split("\n", 1)[1])
+        assert state["intent_workflow"] == workflow
