@@ -21,7 +21,7 @@ from skillwire.policy import Decision, Gate, NeedInput, ReasonCode, compile_poli
 from skillwire.policy.explain import EVERY_INTENT, explain_skill
 from skillwire.policy.gate_input import GateInputError
 from skillwire.policy.workflows import active_scope, applies, workflow_scope
-from skillwire.skills import load_skill
+from skillwire.skills import load_paths, load_skill
 
 INTENTS = """
 intents:
@@ -332,3 +332,34 @@ def test_the_load_report_says_each_workflows_scope(tmp_path: Path) -> None:
     assert any("admin_flow" in r and "admin_access" in r for r in rows)
     assert any("audit_flow" in r and EVERY_INTENT in r for r in rows)
     assert any("justification" in r and "admin_access" in r for r in rows)
+
+
+def test_a_misspelt_maps_to_workflow_is_an_error_where_workflows_are_scoped(
+    tmp_path: Path,
+) -> None:
+    # reset_flow names its intents: admin_access's typo would leave it off admin_flow.
+    typo = INTENTS.replace("maps_to_workflow: admin_flow", "maps_to_workflow: admin_flw")
+    with pytest.raises(SkillError) as caught:
+        skill_from(tmp_path, typo, TOOLS, WORKFLOWS)
+    (issue,) = [i for i in caught.value.issues if i.code == "unknown-workflow"]
+    assert issue.severity == "error" and "admin_flow" in issue.hint
+    assert issue.location.line == line_of(tmp_path / "domain.yaml", "admin_flw")
+
+
+def test_a_misspelt_maps_to_workflow_stays_a_warning_where_nothing_is_scoped(
+    tmp_path: Path,
+) -> None:
+    # With no scoped workflow every workflow applies to every intent: the typo weakens
+    # nothing.
+    typo = INTENTS.replace("maps_to_workflow: admin_flow", "maps_to_workflow: admin_flw")
+    unscoped = WORKFLOWS.replace("      intents: [password_reset]\n", "")
+    path = tmp_path / "domain.yaml"
+    path.write_text("\n".join([typo, TOOLS, unscoped]))
+    report = load_paths([path]).report.skills[0]
+    assert report.loaded
+    assert [i.code for i in report.warnings] == ["unknown-workflow"]
+    gate = Gate.for_skill(load_skill(path))
+    decision = gate.check(
+        "reset_password", E1, history=VERIFIED, inputs=TICKET, intent="password_reset"
+    )
+    assert _workflows(decision) == ["admin_flow"]  # no scope: the strictest reading

@@ -321,12 +321,7 @@ def _check_references(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]
                     hint,
                 )
         if intent.maps_to_workflow and intent.maps_to_workflow not in workflows:
-            yield _warn(
-                locate,
-                ("intents", "supported", ii, "maps_to_workflow"),
-                f"no workflow is named '{intent.maps_to_workflow}'",
-                "unknown-workflow",
-            )
+            yield _unknown_workflow(skill, locate, ii, intent.maps_to_workflow, workflows)
     ids = [i.id for i in skill.intents.supported]
     for ii, iid in enumerate(ids):
         if ids.index(iid) != ii:
@@ -354,6 +349,32 @@ def _check_references(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]
             "a tool condition uses action: escalate but policy.escalation.target names no role",
             "missing-escalation-target",
         )
+
+
+def _unknown_workflow(
+    skill: DomainFile, locate: Locate, ii: int, name: str, workflows: set[str]
+) -> SkillIssue:
+    """A ``maps_to_workflow`` that names no workflow. When some workflow is scoped to
+    intents (another intent maps to it, or it names ``intents``), the name decides which
+    workflows this intent's jobs follow, and a typo could leave one out: an error.
+    Otherwise every workflow applies to every intent anyway: a warning."""
+    scoped = any(w.intents for w in skill.policy.workflows) or any(
+        i.maps_to_workflow in workflows for i in skill.intents.supported
+    )
+    close = difflib.get_close_matches(name, sorted(workflows), n=1)
+    report = _error if scoped else _warn
+    return report(
+        locate,
+        ("intents", "supported", ii, "maps_to_workflow"),
+        f"no workflow is named '{name}'"
+        + (
+            ": workflows are scoped to intents here, so this intent's jobs could miss the one meant"
+            if scoped
+            else ""
+        ),
+        "unknown-workflow",
+        f"did you mean '{close[0]}'?" if close else "",
+    )
 
 
 def _unknown_intents(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
