@@ -110,7 +110,7 @@ def test_a_workflow_scoped_by_its_intents_applies_to_those_only(gate: Gate) -> N
     assert "verify_identity" in first.reasons[0].message
     history = runs("verify_identity", "manager_approval_check", employee_id="E1")
     other = gate.check("reset_password", E1, history=history, intent="unlock_account")
-    assert other.kind == "allow"  # neither admin_flow nor reset_flow is unlock's
+    assert other.kind == "allow"  # both orders met (see the next test)
 
 
 def test_an_unscoped_workflow_applies_to_every_intent(gate: Gate) -> None:
@@ -147,6 +147,23 @@ def test_an_intent_mapping_to_a_workflow_that_lists_other_intents_still_gets_it(
     gate = gate_from(tmp_path, mapped, TOOLS, WORKFLOWS)
     decision = gate.check("reset_password", E1, inputs=TICKET, intent="unlock_account")
     assert _workflows(decision) == ["reset_flow"]
+
+
+def test_a_scope_never_leaves_a_tool_unguarded(gate: Gate) -> None:
+    # manager_approval_check is admin_flow's only: a password reset calling it is held
+    # to admin_flow's order (verify first), though admin_flow is not its workflow.
+    early = gate.check("manager_approval_check", E1, inputs=TICKET, intent="password_reset")
+    assert _workflows(early) == ["admin_flow"]
+    # unlock_account has no workflow naming reset_password: every one that does applies.
+    unlock = gate.check("reset_password", E1, inputs=TICKET, intent="unlock_account")
+    assert _workflows(unlock) == ["admin_flow", "reset_flow"]
+    verified = gate.check(
+        "reset_password", E1, history=VERIFIED, inputs=TICKET, intent="unlock_account"
+    )
+    assert _workflows(verified) == ["admin_flow"]
+    # A password reset names reset_password in its own workflow: that one decides.
+    own = gate.check("reset_password", E1, history=VERIFIED, inputs=TICKET, intent="password_reset")
+    assert own.kind == "allow"
 
 
 def test_another_active_intent_cannot_skip_a_workflow(gate: Gate) -> None:

@@ -59,7 +59,7 @@ from skillwire.policy.validators import (
     Validator,
 )
 from skillwire.policy.validators_input import Approvals, ArgumentValidation, RequiredInputs
-from skillwire.policy.workflows import active_scope
+from skillwire.policy.workflows import active_scope, step_scopes
 from skillwire.skills.model import Skill
 from skillwire.skills.semantics import RUNTIME_NAMES
 
@@ -96,8 +96,16 @@ class Gate:
             for intent in skill.intents.supported
             if intent.tools is not None
         }
+        scopes = step_scopes(skill)
         self._facts = {
-            tool.name: ToolFacts(tool, skill, policy.for_tool(tool.name), access, intents)
+            tool.name: ToolFacts(
+                tool,
+                skill,
+                policy.for_tool(tool.name),
+                access,
+                intents,
+                scopes.get(tool.name, ()),
+            )
             for tool in skill.tools
         }
         self._names = names

@@ -24,7 +24,7 @@ from skillwire.policy.decisions import Reason, ReasonCode
 from skillwire.policy.gate_input import shown
 from skillwire.policy.rules import CompiledRule, RuleKind
 from skillwire.policy.tooling import ToolFacts
-from skillwire.policy.workflows import applies
+from skillwire.policy.workflows import order_applies
 
 __all__ = [
     "Admissibility",
@@ -159,13 +159,14 @@ class Admissibility:
 
 
 class Feasibility:
-    """Workflow order (by key, for steps bound by ``same``; only the workflows that
-    apply to the job's intents) and tool preconditions."""
+    """Workflow order (by key, for steps bound by ``same``; the workflows that apply to
+    the job's intents, and every workflow naming a tool none of those names) and tool
+    preconditions."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
         for rule in facts.rules_of(RuleKind.WORKFLOW_ORDER):
-            if not applies(rule.intents, call.scope):
-                continue  # a workflow of another intent
+            if not order_applies(rule.intents, call.scope, facts.workflow_scopes):
+                continue  # another intent's workflow, and the job's own name the tool
             if rule.fields:
                 _keyed_order(rule, call, facts, found)
                 continue

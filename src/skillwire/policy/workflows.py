@@ -30,7 +30,9 @@ __all__ = [
     "active_scope",
     "applies",
     "input_scope",
+    "order_applies",
     "scope_findings",
+    "step_scopes",
     "workflow_scope",
     "workflow_scopes",
     "workflows_to_subgoals",
@@ -94,6 +96,19 @@ def scope_findings(skill: Skill) -> list[SkillIssue]:
     return found
 
 
+def step_scopes(skill: Skill) -> dict[str, tuple[IntentScope, ...]]:
+    """For each tool that a workflow step names (by full name), the scopes of the
+    workflows that name it."""
+    found: dict[str, list[IntentScope]] = {}
+    for wf in skill.policy.workflows:
+        scope = workflow_scope(skill, wf)
+        for step in wf.steps:
+            tool = workflow_step_tool(skill, step)
+            if tool is not None:
+                found.setdefault(tool.name, []).append(scope)
+    return {name: tuple(scopes) for name, scopes in found.items()}
+
+
 def input_scope(required: RequiredInput) -> IntentScope:
     """The intents a ``required_inputs`` entry is asked for; None: every intent."""
     return frozenset(required.intents) if required.intents else None
@@ -108,6 +123,17 @@ def active_scope(known: frozenset[str], given: Iterable[str]) -> IntentScope:
     if not active or not active <= known:
         return None
     return active
+
+
+def order_applies(
+    rule_scope: IntentScope, active: IntentScope, tool_scopes: Iterable[IntentScope]
+) -> bool:
+    """Whether a workflow's order rule (its workflow scoped to ``rule_scope``) holds a
+    call of a tool that the workflows scoped to ``tool_scopes`` name: when the workflow
+    applies to the job, and also when no workflow that applies names the tool (a scope
+    never leaves a tool unguarded: a password-reset job calling the admin workflow's
+    ``grant_admin`` is held to that workflow's order)."""
+    return applies(rule_scope, active) or not any(applies(s, active) for s in tool_scopes)
 
 
 def applies(scope: IntentScope, active: IntentScope) -> bool:
