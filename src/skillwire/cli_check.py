@@ -71,7 +71,10 @@ def explain_skills(skills: Iterable[Skill]) -> list[dict[str, Any]]:
 
 
 def render_explain(skills: Iterable[Skill]) -> None:
-    """A table per skill: rule, how it is treated, its scope, where it was written."""
+    """A table per skill: rule, how it is treated, its scope, where it was written; then
+    the intents each workflow and required input applies to."""
+    from skillwire.policy.explain import EVERY_INTENT
+
     console = plain_console(width=terminal_width())
     for entry in explain_skills(skills):
         table = Table(title=f"rules of {entry['skill']}", show_lines=True)
@@ -79,16 +82,33 @@ def render_explain(skills: Iterable[Skill]) -> None:
             table.add_column(col, overflow="fold")
         for rule in entry["rules"]:
             kind = rule["kind"] + (f" ({rule['note']})" if rule.get("note") else "")
+            intents = rule.get("intents") or []
+            scope = "" if intents in ([], [EVERY_INTENT]) else f" (intents: {', '.join(intents)})"
             table.add_row(
                 rule["text"],
                 kind,
-                ", ".join(rule["tools"]) or "-",
+                (", ".join(rule["tools"]) or "-") + scope,
                 rule.get("expression") or "-",
                 rule["source"],
             )
         console.print(table)
+        scoped = [
+            (f"workflow {w['name']}" + ("" if w["required"] else " (not required)"), w)
+            for w in entry.get("workflows") or []
+        ]
+        scoped += [(f"required input {r['path']}", r) for r in entry.get("required_inputs") or []]
+        if scoped:
+            scopes = Table(title=f"intent scope of {entry['skill']}")
+            for col in ("workflow or input", "applies to intents", "source"):
+                scopes.add_column(col, overflow="fold")
+            for what, item in scoped:
+                scopes.add_row(what, ", ".join(item["intents"]), item["source"])
+            console.print(scopes)
+        cut = entry.get("text_rules_cut") or 0
         console.print(
-            f"planner text: {entry['text_rules']} rules, about {entry['text_tokens']} tokens"
+            f"planner text: {entry['text_rules']} rules, about {entry['text_tokens']} tokens "
+            f"of a budget of {entry['text_token_budget']}"
+            + (f"; {cut} text rules cut (finalization gate only)" if cut else "")
         )
         access = entry.get("access") or {}
         for dropped in access.get("dropped") or []:

@@ -9,7 +9,7 @@ and finds the skill of a stored job.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,7 +20,14 @@ from skillwire.engine.adapter import model_tool_name
 from skillwire.engine.prompts import intent_system, planner_system, tool_specs
 from skillwire.policy.access import BasePolicy
 from skillwire.policy.gate import Gate
-from skillwire.policy.workflows import SubGoal, workflows_to_subgoals
+from skillwire.policy.workflows import (
+    IntentScope,
+    SubGoal,
+    active_scope,
+    applies,
+    workflow_scopes,
+    workflows_to_subgoals,
+)
 from skillwire.skills.model import Skill
 
 __all__ = ["CompiledSkill", "CompiledSkills", "SkillResolver"]
@@ -47,6 +54,10 @@ class CompiledSkill:
     """:attr:`subgoals` in JSON form."""
     done_goal_dicts: tuple[dict[str, Any], ...]
     """:attr:`subgoals` in JSON form, each marked done."""
+    goal_scopes: tuple[IntentScope, ...]
+    """The intents each of :attr:`subgoals` applies to (its workflow's scope)."""
+    intent_ids: frozenset[str]
+    """The skill's intent ids."""
     required: dict[str, tuple[str, ...]]
     """Each tool's required arguments, by tool name."""
     model_tool_names: dict[str, str]
@@ -61,6 +72,7 @@ class CompiledSkill:
         """Compile ``skill``'s gate (over ``base``) and derive the rest."""
         gate = Gate.for_skill(skill, base=base)
         goals = tuple(workflows_to_subgoals(skill))
+        scopes = workflow_scopes(skill)
         return cls(
             skill,
             gate,
@@ -68,6 +80,8 @@ class CompiledSkill:
             goals,
             tuple(g.to_dict() for g in goals),
             tuple(replace(g, status="done").to_dict() for g in goals),
+            tuple(scopes.get(g.from_workflow) for g in goals),
+            frozenset(i.id for i in skill.intents.supported),
             {
                 t.name: tuple(
                     n for n in t.input_schema().get("required") or [] if isinstance(n, str)
@@ -78,6 +92,19 @@ class CompiledSkill:
             intent_system(skill),
             planner_system(skill, gate.policy),
         )
+
+    def goals_for(self, intents: Iterable[str], done: Container[str] = ()) -> list[dict[str, Any]]:
+        """The JSON forms of the sub-goals of the workflows that apply to a job with
+        these active ``intents`` (every workflow when none is known), each marked done
+        when its tool is in ``done``."""
+        active = active_scope(self.intent_ids, intents)
+        return [
+            finished if goal["tool"] in done else goal
+            for goal, finished, scope in zip(
+                self.goal_dicts, self.done_goal_dicts, self.goal_scopes, strict=True
+            )
+            if applies(scope, active)
+        ]
 
 
 class CompiledSkills:

@@ -111,7 +111,7 @@ class Pipeline:
         run.event(
             EventKind.BOOTSTRAPPED,
             "sub-goals built, rules compiled",
-            subgoals=[g.to_dict() for g in compiled.subgoals],
+            subgoals=compiled.goals_for(_intents(run)),
             compiled_rules=len(policy.rules),
             planner_tokens=policy.planner_tokens,
         )
@@ -244,7 +244,7 @@ class Pipeline:
             history=state.runs(),
             inputs=state.inputs,
             approvals=state.approvals(),
-            intent=state.intent,
+            intents=_intents(run),
             stated_tool=proposal.stated_tool,
             stated_args=proposal.stated_args,
             correlation_ids=state.pending_grants,
@@ -461,13 +461,15 @@ def _entities(intent: Any, raw: Any) -> tuple[dict[str, Any], list[str]]:
     return kept, rejected
 
 
+def _intents(run: JobRun) -> tuple[str, ...]:
+    """The job's active intents (the gate's input: a set, though a job has one today)."""
+    return (run.state.intent,) if run.state.intent else ()
+
+
 def _subgoals(run: JobRun, compiled: CompiledSkill) -> list[dict[str, Any]]:
-    """The sub-goals' JSON forms, each marked done once its tool has run."""
-    done = {h.tool for h in run.state.history if h.ok}
-    return [
-        finished if goal["tool"] in done else goal
-        for goal, finished in zip(compiled.goal_dicts, compiled.done_goal_dicts, strict=True)
-    ]
+    """The JSON forms of the sub-goals of the workflows that apply to the job's intents,
+    each marked done once its tool has run."""
+    return compiled.goals_for(_intents(run), {h.tool for h in run.state.history if h.ok})
 
 
 def _visible_state(run: JobRun, compiled: CompiledSkill) -> dict[str, Any]:

@@ -159,7 +159,9 @@ def planner_request(
         "intent_tools": [model_tool_name(_full_name(skill, n)) for n in (intent.tools or [])]
         if intent
         else [],
-        "intent_workflow": intent.maps_to_workflow if intent else None,
+        "intent_workflow": _intent_workflow(skill, intent.id, intent.maps_to_workflow)
+        if intent
+        else None,
         "intent_description": intent.description if intent else "",
     }
     messages = (
@@ -168,6 +170,17 @@ def planner_request(
         *conversation,
     )
     return ChatRequest("planner", messages, tools, temperature=temperature)
+
+
+def _intent_workflow(skill: Skill, intent: str, mapped: str | None) -> str | None:
+    """The workflow that serves ``intent``: the one its ``maps_to_workflow`` names, else
+    the first that lists it in ``intents`` (by the name sub-goals carry)."""
+    for wf in skill.policy.workflows:
+        if mapped is not None and mapped in (wf.key(), wf.id):
+            return wf.key()
+    if mapped is not None:
+        return mapped
+    return next((wf.key() for wf in skill.policy.workflows if intent in (wf.intents or ())), None)
 
 
 def planner_system(skill: Skill, policy: CompiledPolicy) -> str:

@@ -117,7 +117,11 @@ class GateCall:
     history: Sequence[ToolRun]
     inputs: Mapping[str, Any]
     grants: Sequence[ApprovalGrant]
-    intent: str | None = None
+    intents: frozenset[str] = frozenset()
+    """The job's active intents, as the caller gave them."""
+    scope: frozenset[str] | None = None
+    """The active intents that decide which scoped workflows and required inputs apply;
+    None (no intent given, or one the skill does not have): every one applies."""
     stated_tool: str | None = None
     stated_args: Mapping[str, Any] | None = None
     effects: tuple[str, ...] = ()

@@ -2,8 +2,10 @@
 
 Each rule becomes a :class:`CompiledRule` with its kind, the tools it applies to, its
 condition (compiled once at load), and the file and line it came from. Rules that
-have no mechanical meaning stay text for the planner (at most ``MAX_TEXT_RULES``,
-counted in tokens). Nothing is dropped: ``skillwire check --explain`` lists all of it.
+have no mechanical meaning stay text for the planner (at most ``MAX_TEXT_RULES`` and
+about ``PLANNER_TOKEN_BUDGET`` tokens; a rule cut is a warning, see
+:mod:`skillwire.policy.planner_budget`). Nothing is dropped: ``skillwire check
+--explain`` lists all of it.
 
 A guardrail sentence understood only in part (``Never call reset_password for inactive
 employees``) is neither a total deny nor dropped: every call of the tools it names needs
@@ -25,14 +27,15 @@ from skillwire.core.errors import ConditionSyntaxError
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation, format_path
 from skillwire.policy.decisions import ReasonCode
+from skillwire.policy.planner_budget import fit_planner_budget
 from skillwire.policy.rules import (
-    MAX_TEXT_RULES,
     CompiledPolicy,
     CompiledRule,
     RuleKind,
     TextRule,
 )
 from skillwire.policy.sentences import SentenceMeaning, read_sentence, rewrite_hint
+from skillwire.policy.workflows import scope_findings, workflow_scope
 from skillwire.skills.model import Skill
 from skillwire.skills.model_policy import StructuredRule
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
@@ -74,6 +77,7 @@ class _Builder:
         waivable: bool = False,
         note: str = "",
         self_approval: bool = False,
+        intents: frozenset[str] | None = None,
     ) -> None:
         source, origin = self.where(path)
         rule = CompiledRule(
@@ -92,6 +96,7 @@ class _Builder:
             waivable=waivable,
             note=note,
             self_approval=self_approval,
+            intents=intents,
         )
         self.policy.rules.append(rule)
 
@@ -124,10 +129,10 @@ class _Builder:
         )
 
     def text(self, text: str, polarity: str, path: FieldPath) -> None:
-        """Keep a rule as text; only the first ``MAX_TEXT_RULES`` go to the planner."""
+        """Keep a rule as text (which of them the planner gets is decided once all are
+        known: :func:`~skillwire.policy.planner_budget.fit_planner_budget`)."""
         source, origin = self.where(path)
-        to_planner = sum(1 for r in self.policy.text_rules if r.to_planner) < MAX_TEXT_RULES
-        self.policy.text_rules.append(TextRule(text, polarity, source, origin, to_planner))
+        self.policy.text_rules.append(TextRule(text, polarity, source, origin, False, path))
 
     def scope(self, condition: Condition | None, named: str | None) -> tuple[str, ...] | None:
         """Tools a rule applies to; None when no tool can be found (keep as text)."""
@@ -192,6 +197,9 @@ def compile_policy(skill: Skill) -> CompiledPolicy:
     _escalation(b)
     _workflows(b)
     policy = b.policy
+    policy.text_rules, cut = fit_planner_budget(policy.text_rules)
+    policy.findings.extend(cut)
+    policy.findings.extend(scope_findings(skill))
     for tool in skill.tools:
         policy.by_tool[tool.name] = tuple(r for r in policy.rules if r.applies_to(tool.name))
     policy.findings.extend(approver_errors(policy.rules, b.approver))
@@ -538,10 +546,12 @@ def _escalation(b: _Builder) -> None:
 def _workflows(b: _Builder) -> None:
     """One order rule per step (after the first) of each required workflow; a step bound
     by ``same`` gets one rule per set of its arguments that the earlier tools take
-    (``fields``: the arguments an earlier run must share with the call)."""
+    (``fields``: the arguments an earlier run must share with the call). Each rule
+    carries the workflow's intent scope."""
     for wi, wf in enumerate(b.skill.policy.workflows):
         if not wf.required:
             continue
+        scope = workflow_scope(b.skill, wf)
         done: list[Tool] = []
         for si, step in enumerate(wf.steps):
             tool = workflow_step_tool(b.skill, step)
@@ -562,5 +572,6 @@ def _workflows(b: _Builder) -> None:
                     ReasonCode.WORKFLOW_ORDER,
                     after=tuple(after),
                     fields=same,
+                    intents=scope,
                 )
             done.append(tool)

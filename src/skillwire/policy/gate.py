@@ -19,7 +19,7 @@ missing a required input is never allowed. ``docs/gate.md`` is the user's guide.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from skillwire.conditions import compile_condition
@@ -38,11 +38,11 @@ from skillwire.policy.decisions import (
     ReasonCode,
 )
 from skillwire.policy.gate_input import (
-    GateInputError,
     as_mapping,
     checked_correlations,
     checked_grants,
     checked_history,
+    checked_intents,
     not_plain,
     plain_state,
     shown,
@@ -59,6 +59,7 @@ from skillwire.policy.validators import (
     Validator,
 )
 from skillwire.policy.validators_input import Approvals, ArgumentValidation, RequiredInputs
+from skillwire.policy.workflows import active_scope, step_scopes
 from skillwire.skills.model import Skill
 from skillwire.skills.semantics import RUNTIME_NAMES
 
@@ -95,11 +96,20 @@ class Gate:
             for intent in skill.intents.supported
             if intent.tools is not None
         }
+        scopes = step_scopes(skill)
         self._facts = {
-            tool.name: ToolFacts(tool, skill, policy.for_tool(tool.name), access, intents)
+            tool.name: ToolFacts(
+                tool,
+                skill,
+                policy.for_tool(tool.name),
+                access,
+                intents,
+                scopes.get(tool.name, ()),
+            )
             for tool in skill.tools
         }
         self._names = names
+        self._intent_ids = frozenset(intent.id for intent in skill.intents.supported)
         self._count_names = {t.name: t.name for t in skill.tools}
         for t in skill.tools:  # a package tool is also counted under its local name
             self._count_names.setdefault(t.name.removeprefix(f"{skill.id}."), t.name)
@@ -158,6 +168,7 @@ class Gate:
         inputs: Mapping[str, Any] | None = None,
         approvals: Sequence[ApprovalGrant] = (),
         intent: str | None = None,
+        intents: Collection[str] = (),
         stated_tool: str | None = None,
         stated_args: Mapping[str, Any] | None = None,
         effects: Sequence[str] = (),
@@ -170,6 +181,11 @@ class Gate:
         ``stated_tool``, ``stated_args`` and ``effects`` what the proposal says about
         itself (checked for consistency and against ``allowed_state_changes``).
 
+        ``intents`` are the job's active intents (``intent`` is one more): every active
+        intent's tool list applies, and the workflows and ``required_inputs`` scoped to
+        an active intent apply with the unscoped ones. With no intent, or one the skill
+        does not have, every workflow and required input applies (strictest reading).
+
         A grant allows the call only for the same tool and canonical arguments, when it
         is not ``consumed`` and, if ``correlation_ids`` is given, when it answered one of
         those pauses (the pauses this very proposal made; pass ``()`` for a fresh
@@ -178,8 +194,8 @@ class Gate:
 
         Raises :class:`~skillwire.policy.gate_input.GateInputError` when what the caller
         keeps about the job (``context``, ``entities``, ``history``, ``inputs``,
-        ``approvals``, ``intent``, ``correlation_ids``) is not plain JSON; a proposal that
-        is not is blocked.
+        ``approvals``, ``intent``, ``intents``, ``correlation_ids``) is not plain JSON; a
+        proposal that is not is blocked.
         """
         context = as_mapping(context, "context")
         entities = as_mapping(entities, "entities")
@@ -187,8 +203,7 @@ class Gate:
         history = checked_history(history)
         approvals = checked_grants(approvals)
         correlations = checked_correlations(correlation_ids)
-        if intent is not None and type(intent) is not str:
-            raise GateInputError("intent", f"expected text, got {type(intent).__name__}")
+        active = checked_intents(intent, intents)
         if not isinstance(args, Mapping) and args is not None:
             plain_state(context, entities, inputs, _EMPTY)
             return _invalid(tool, {}, f"arguments must be an object, got {type(args).__name__}")
@@ -219,14 +234,15 @@ class Gate:
                 self._canonical_history(history),
                 inputs,
                 self._canonical_grants(approvals),
-                intent,
-                stated_tool,
-                stated_args,
-                tuple(effects),
-                self._count_names,
-                self._counted,
-                correlations,
-                facts.defaults,
+                intents=active,
+                scope=active_scope(self._intent_ids, active),
+                stated_tool=stated_tool,
+                stated_args=stated_args,
+                effects=tuple(effects),
+                tools=self._count_names,
+                counted=self._counted,
+                correlations=correlations,
+                defaults=facts.defaults,
             )
             found = Findings()
             for validator in self.validators:

@@ -17,7 +17,7 @@ call instead (see :meth:`skillwire.policy.Gate.check`).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
 from skillwire.core.errors import GateInputError
@@ -31,6 +31,7 @@ __all__ = [
     "checked_correlations",
     "checked_grants",
     "checked_history",
+    "checked_intents",
     "checked_mapping",
     "not_plain",
     "plain_state",
@@ -262,3 +263,24 @@ def checked_correlations(ids: Sequence[str] | None) -> frozenset[str] | None:
 def _sequence(value: object, path: str) -> None:
     if not isinstance(value, Sequence) or isinstance(value, str | bytes):
         raise GateInputError(path, f"expected a list, got {type(value).__name__}")
+
+
+def checked_intents(intent: object, intents: object) -> frozenset[str]:
+    """The job's active intents: ``intents`` (one text is one intent, not its letters)
+    and ``intent`` when given, each UTF-8 text, or :class:`GateInputError`. The empty
+    text is never an intent."""
+    active: set[str] = set()
+    if intent is not None:
+        if type(intent) is not str or plain_dumps(intent) is None:
+            raise GateInputError("intent", f"expected UTF-8 text, got {shown(intent)}")
+        active.add(intent)
+    if type(intents) is str:
+        intents = (intents,)
+    if intents:
+        if isinstance(intents, Mapping) or not isinstance(intents, Collection):
+            raise GateInputError("intents", f"expected a list, got {type(intents).__name__}")
+        for i, given in enumerate(intents):
+            if type(given) is not str or plain_dumps(given) is None:
+                raise GateInputError(f"intents[{i}]", f"expected UTF-8 text, got {shown(given)}")
+            active.add(given)
+    return frozenset(active - {""})

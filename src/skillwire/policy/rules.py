@@ -6,25 +6,33 @@ validators, the gate, ``skillwire check --explain`` and the engine's prompts rea
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from skillwire.core.conditions import Condition
 from skillwire.core.issues import SkillIssue
-from skillwire.core.location import SourceLocation
+from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.policy.decisions import ReasonCode
 
 __all__ = [
     "MAX_TEXT_RULES",
+    "PLANNER_TOKEN_BUDGET",
     "CompiledPolicy",
     "CompiledRule",
     "RuleKind",
     "TextRule",
     "estimate_tokens",
+    "planner_block",
 ]
 
 MAX_TEXT_RULES = 10
 """At most this many text rules are given to the planner (spec 000 section 4.2)."""
+
+PLANNER_TOKEN_BUDGET = 100
+"""At most about this many tokens of guardrail text are given to the planner (spec 000
+sections 1 and 4.2: "inject only ~100 tokens for guardrails"), as :func:`estimate_tokens`
+counts the whole ``SKILL GUARDRAILS`` block."""
 
 
 class RuleKind(StrEnum):
@@ -67,6 +75,9 @@ class CompiledRule:
     self_approval: bool = False
     """An approval the job's owner may give on their own call (``self_approval:
     allowed``); otherwise it must come from someone else."""
+    intents: frozenset[str] | None = None
+    """The intents whose jobs the rule applies to (a scoped workflow's order); None:
+    every intent."""
 
     def applies_to(self, tool: str) -> bool:
         """Whether the rule's scope includes ``tool`` (empty scope: every tool)."""
@@ -82,6 +93,10 @@ class TextRule:
     source: SourceLocation
     origin: str
     to_planner: bool
+    path: FieldPath = ()
+    """Where the rule is in the skill (for the load report)."""
+    cut: str = ""
+    """Why the rule is not given to the planner (empty when it is)."""
 
 
 @dataclass
@@ -98,8 +113,7 @@ class CompiledPolicy:
     @property
     def planner_text(self) -> str:
         """The guardrail block injected into the planner's prompt."""
-        lines = [f"- {r.text}" for r in self.text_rules if r.to_planner]
-        return "SKILL GUARDRAILS:\n" + "\n".join(lines) if lines else ""
+        return planner_block(r.text for r in self.text_rules if r.to_planner)
 
     @property
     def planner_tokens(self) -> int:
@@ -112,6 +126,12 @@ class CompiledPolicy:
         if found is None:
             found = tuple(r for r in self.rules if r.applies_to(tool))
         return found
+
+
+def planner_block(rules: Iterable[str]) -> str:
+    """The ``SKILL GUARDRAILS`` block of these rules, one a line (empty with none)."""
+    lines = [f"- {text}" for text in rules]
+    return "SKILL GUARDRAILS:\n" + "\n".join(lines) if lines else ""
 
 
 def estimate_tokens(text: str) -> int:

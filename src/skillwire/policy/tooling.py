@@ -34,6 +34,9 @@ class ToolFacts:
     access: AccessPolicy
     intent_tools: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """The tools each intent allows, for intents that scope tools."""
+    workflow_scopes: tuple[frozenset[str] | None, ...] = ()
+    """The intent scope of each workflow that names this tool in a step (None: every
+    intent)."""
     required: tuple[str, ...] = ()
     """Required argument names, in declaration order."""
     defaults: Mapping[str, Any] = field(default_factory=dict)

@@ -24,6 +24,7 @@ from skillwire.policy.decisions import Reason, ReasonCode
 from skillwire.policy.gate_input import shown
 from skillwire.policy.rules import CompiledRule, RuleKind
 from skillwire.policy.tooling import ToolFacts
+from skillwire.policy.workflows import order_applies
 
 __all__ = [
     "Admissibility",
@@ -131,12 +132,12 @@ class Admissibility:
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
         found.blocks.extend(facts.static_blocks)
-        if call.intent is not None:
-            allowed = facts.intent_tools.get(call.intent)
+        for intent in sorted(call.intents):  # every active intent's tool list applies
+            allowed = facts.intent_tools.get(intent)
             if allowed is not None and facts.name not in allowed:
                 found.block(
                     ReasonCode.TOOL_NOT_FOR_INTENT,
-                    f"{facts.name} is not available for intent '{call.intent}'",
+                    f"{facts.name} is not available for intent '{intent}'",
                 )
         if facts.shell:
             for problem in facts.shell_problems(call.args):
@@ -158,10 +159,14 @@ class Admissibility:
 
 
 class Feasibility:
-    """Workflow order (by key, for steps bound by ``same``) and tool preconditions."""
+    """Workflow order (by key, for steps bound by ``same``; the workflows that apply to
+    the job's intents, and every workflow naming a tool none of those names) and tool
+    preconditions."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
         for rule in facts.rules_of(RuleKind.WORKFLOW_ORDER):
+            if not order_applies(rule.intents, call.scope, facts.workflow_scopes):
+                continue  # another intent's workflow, and the job's own name the tool
             if rule.fields:
                 _keyed_order(rule, call, facts, found)
                 continue

@@ -17,6 +17,7 @@ from skillwire.policy.decisions import Reason, ReasonCode
 from skillwire.policy.rules import RuleKind
 from skillwire.policy.tooling import ToolFacts
 from skillwire.policy.validators import Findings, holds, holds_or_fails_closed
+from skillwire.policy.workflows import applies, input_scope
 
 __all__ = ["Approvals", "ArgumentValidation", "RequiredInputs", "lookup_path"]
 
@@ -56,8 +57,8 @@ class ArgumentValidation:
 
 
 class RequiredInputs:
-    """Required arguments, ``required_inputs`` before the first tool call, and
-    ``require_input`` rules."""
+    """Required arguments, ``required_inputs`` before the first tool call (those that
+    apply to the job's intents), and ``require_input`` rules."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
         missing = facts.missing_required(call.args)
@@ -70,7 +71,11 @@ class RequiredInputs:
             )
         required_inputs = facts.skill.required_inputs
         if required_inputs and not any(run.ok for run in call.history):
-            asked = [req.path for req in required_inputs if not self._has(call, req.path)]
+            asked = [
+                req.path
+                for req in required_inputs
+                if applies(input_scope(req), call.scope) and not self._has(call, req.path)
+            ]
             if asked:
                 found.need(
                     asked,

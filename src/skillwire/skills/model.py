@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import Field, PrivateAttr
 
@@ -148,6 +148,9 @@ class RequiredInput(SkillPart):
     """JSON type of the value; input is validated against it."""
     pattern: str | None = None
     """A regular expression a text value must match."""
+    intents: list[Annotated[str, Field(min_length=1)]] | None = Field(default=None, min_length=1)
+    """The intents (by id) for which the value is asked; without ``intents``, for every
+    intent."""
 
 
 class DomainFile(SkillPart):

@@ -100,7 +100,9 @@ class Intent(SkillPart):
     entities: list[Entity] = Field(default_factory=list)
     """Values to extract from the message when this intent is detected."""
     maps_to_workflow: str | None = None
-    """The workflow (by ``name`` or ``id``) that serves this intent."""
+    """The workflow (by ``name`` or ``id``) that serves this intent: it applies to this
+    intent's jobs (and, unless other intents map to it or it names ``intents``, to no
+    other intent's)."""
     tools: list[str] | None = None
     """If set, only these tools may run for this intent (skillwire addition)."""
 

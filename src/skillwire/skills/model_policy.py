@@ -72,6 +72,9 @@ class Guardrails(SkillPart):
 _ArgumentName = Annotated[str, Field(min_length=1)]
 """The name of a tool argument."""
 
+_IntentId = Annotated[str, Field(min_length=1)]
+"""The id of one of the skill's intents."""
+
 
 def _names(same: str | list[str] | None) -> tuple[str, ...]:
     if same is None:
@@ -106,6 +109,10 @@ class Workflow(SkillPart):
     """When the workflow starts, as authoring tools write it (informational)."""
     steps: list[str | WorkflowStep] = Field(default_factory=list)
     """The steps, in order: tool names, or conversational steps for the planner."""
+    intents: list[_IntentId] | None = Field(default=None, min_length=1)
+    """The intents (by id) this workflow applies to, with every intent whose
+    ``maps_to_workflow`` names it. A workflow that no intent maps to and that names no
+    intents applies to every intent."""
     required: bool = False
     """When true, a step's tool cannot run before the earlier steps' tools have run."""
     same: _ArgumentName | list[_ArgumentName] | None = None

@@ -322,12 +322,7 @@ def _check_references(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]
                     hint,
                 )
         if intent.maps_to_workflow and intent.maps_to_workflow not in workflows:
-            yield _warn(
-                locate,
-                ("intents", "supported", ii, "maps_to_workflow"),
-                f"no workflow is named '{intent.maps_to_workflow}'",
-                "unknown-workflow",
-            )
+            yield _unknown_workflow(skill, locate, ii, intent.maps_to_workflow, workflows)
     ids = [i.id for i in skill.intents.supported]
     for ii, iid in enumerate(ids):
         if ids.index(iid) != ii:
@@ -337,6 +332,7 @@ def _check_references(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]
                 f"duplicate intent id '{iid}'",
                 "duplicate-intent",
             )
+    yield from _unknown_intents(skill, locate)
     for ri, req in enumerate(skill.required_inputs):
         if req.input_type == "choice" and not req.options:
             yield _error(
@@ -354,6 +350,59 @@ def _check_references(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]
             "a tool condition uses action: escalate but policy.escalation.target names no role",
             "missing-escalation-target",
         )
+
+
+def _unknown_workflow(
+    skill: DomainFile, locate: Locate, ii: int, name: str, workflows: set[str]
+) -> SkillIssue:
+    """A ``maps_to_workflow`` that names no workflow. When some workflow is scoped to
+    intents (another intent maps to it, or it names ``intents``), the name decides which
+    workflows this intent's jobs follow, and a typo could leave one out: an error.
+    Otherwise every workflow applies to every intent anyway: a warning."""
+    scoped = any(w.intents for w in skill.policy.workflows) or any(
+        i.maps_to_workflow in workflows for i in skill.intents.supported
+    )
+    close = difflib.get_close_matches(name, sorted(workflows), n=1)
+    report = _error if scoped else _warn
+    return report(
+        locate,
+        ("intents", "supported", ii, "maps_to_workflow"),
+        f"no workflow is named '{name}'"
+        + (
+            ": workflows are scoped to intents here, so this intent's jobs could miss the one meant"
+            if scoped
+            else ""
+        ),
+        "unknown-workflow",
+        f"did you mean '{close[0]}'?" if close else "",
+    )
+
+
+def _unknown_intents(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
+    """An error for each intent a workflow's or a required input's ``intents`` names that
+    the skill does not support (the scope would silently miss the intent meant)."""
+    known = [i.id for i in skill.intents.supported]
+    sites: list[tuple[FieldPath, list[str] | None]] = [
+        (("policy", "workflows", wi, "intents"), wf.intents)
+        for wi, wf in enumerate(skill.policy.workflows)
+    ]
+    sites += [
+        (("required_inputs", ri, "intents"), r.intents)
+        for ri, r in enumerate(skill.required_inputs)
+    ]
+    for path, names in sites:
+        for ni, name in enumerate(names or ()):
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=1)
+                yield _error(
+                    locate,
+                    (*path, ni),
+                    f"no intent is named '{name}'",
+                    "unknown-intent",
+                    f"did you mean '{close[0]}'?"
+                    if close
+                    else f"intents.supported has: {', '.join(known) or 'none'}",
+                )
 
 
 def approver_sites(skill: DomainFile) -> Iterator[tuple[FieldPath, str]]:
