@@ -32,6 +32,7 @@ from skillwire.skills.model_package import (
 )
 from skillwire.skills.model_policy import Policy
 from skillwire.skills.model_tools import Tool
+from skillwire.skills.simulation import assign_contract_fills
 
 __all__ = [
     "CommunicationStyle",
@@ -309,6 +310,10 @@ class Skill(DomainFile):
     _conditions: dict[FieldPath, Condition] = PrivateAttr(default_factory=dict)
     _origin: str = PrivateAttr(default="")
     _root: Path | None = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Each simulated tool learns the contract fields it stands in for."""
+        assign_contract_fills(self)
 
     # The engine reads these for every job. Read through the attribute, a private
     # attribute costs pydantic's __getattr__ fallback (some 3 us); read here, a dict get.

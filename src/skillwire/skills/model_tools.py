@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from skillwire.skills._base import SkillPart
 from skillwire.skills.model_fields import FieldSpec
@@ -274,6 +274,17 @@ class Tool(SkillPart):
     """Mock status written by authoring tools (not used)."""
     source: Any = None
     """Where the tool came from, as authoring tools record it (not used)."""
+
+    _contract_fields: tuple[str, ...] = PrivateAttr(default=())
+
+    def contract_fields(self) -> tuple[str, ...]:
+        """The output contract fields this simulated tool stands in for (set when its
+        skill is built, :mod:`skillwire.skills.simulation`); none for any other tool."""
+        return self._contract_fields
+
+    def set_contract_fields(self, names: tuple[str, ...]) -> None:
+        """Record the contract fields this tool stands in for (the skill does it)."""
+        self._contract_fields = names
 
     def input_fields(self) -> list[ToolInput]:
         """The arguments as fields, from ``inputs`` or from ``inputSchema``'s properties."""
