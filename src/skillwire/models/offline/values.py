@@ -41,6 +41,8 @@ _AMOUNT_WORDS = frozenset(
         "subtotal",
     }
 )
+_PLAIN_AMOUNT_DIGITS = 4
+"""An amount written with no currency has at most this many digits before the point."""
 _MONEY_TYPES = frozenset({"money", "amount", "currency"})
 _GENERIC_CUES = frozenset({"order", "ticket", "invoice", "account", "case", "ref", "id"})
 """Words that announce an identifier whatever the entity is called."""
@@ -166,10 +168,16 @@ def find_amount(
         money = bool(match.group("pre") or match.group("post"))
         if not money and _announced(text, span[0], cues | _GENERIC_CUES):
             continue
-        number = float(match.group("num").replace(",", ""))
-        if kind == "integer" and not number.is_integer():
-            continue
-        value: int | float = int(number) if number.is_integer() else number
+        digits = match.group("num").replace(",", "")
+        whole, _, fraction = digits.partition(".")
+        if not money and money_first and len(whole) > _PLAIN_AMOUNT_DIGITS:
+            continue  # a long bare run of digits is an identifier, not a sum
+        if fraction.strip("0"):
+            if kind == "integer":
+                continue  # rounding would make a value up
+            value: int | float = float(digits)
+        else:
+            value = int(whole)  # exact, however long
         candidates.append((money != money_first, match.start(), Found(value, match.span())))
     if not candidates:
         return None
