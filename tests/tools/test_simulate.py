@@ -46,7 +46,11 @@ intents:
 def test_the_spec_tool_stands_in_for_the_contract() -> None:
     skill = load_skill(SPEC)
     tool = skill.tool("process_refund")
-    assert tool is not None and tool.contract_fields() == ("order_id", "status", "next_steps")
+    assert tool is not None and tool.simulation().contract_fields == (
+        "order_id",
+        "status",
+        "next_steps",
+    )
     outcome = run_tool(tool, {"order_id": "12345", "amount": 120})
     assert outcome.ok
     assert outcome.result == {
@@ -93,7 +97,7 @@ output_contract:
 """,
     )
     tool = load_skill(path).tool("check")
-    assert tool is not None and tool.contract_fields() == ()  # its output is described
+    assert tool is not None and tool.simulation().contract_fields == ()  # its output is described
     result = run_tool(tool, {"order_id": "A-1"}).result
     assert result == {
         "note": "for A-1",
@@ -143,7 +147,7 @@ output_contract:
     )
     skill = load_skill(path)
     tool = skill.tool("refund")
-    assert tool is not None and tool.contract_fields() == ()
+    assert tool is not None and tool.simulation().contract_fields == ()
     assert run_tool(tool, {"order_id": "A-1"}, tmp_path) == ToolOutcome(True, {"ok": True})
     # and the simulating executor refuses it, were it ever handed one
     refused = asyncio.run(
@@ -171,7 +175,7 @@ output_contract:
     assert "contract-field-unsupplied" in codes
     (skill,) = result.skills.values()
     tool = skill.tool("ghost")
-    assert tool is not None and tool.contract_fields() == ()
+    assert tool is not None and tool.simulation().contract_fields == ()
 
 
 def test_a_contract_field_the_user_gives_is_not_made_up(tmp_path: Path) -> None:
@@ -189,7 +193,7 @@ output_contract:
 """,
     )
     tool = load_skill(path).tool("note")
-    assert tool is not None and tool.contract_fields() == ("status",)
+    assert tool is not None and tool.simulation().contract_fields == ("status",)
     result = run_tool(tool, {"text": "x"}).result
     assert "order_id" not in result and result["status"] == "(simulated status)"
 
@@ -248,7 +252,7 @@ def test_a_skill_built_by_hand_learns_its_fills_too() -> None:
         }
     )
     tool = skill.tool("t")
-    assert tool is not None and tool.contract_fields() == ("answer",)
+    assert tool is not None and tool.simulation().contract_fields == ("answer",)
 
 
 @pytest.mark.parametrize(
@@ -286,3 +290,103 @@ def test_invent_stops_at_depth() -> None:
     for _ in range(4):
         value = value["n"]
     assert value == {"simulated": True}
+
+
+MIXED = """
+problem: {statement: "Refunds"}
+intents:
+  supported:
+    - id: refund
+      description: "Customer wants a refund"
+      examples: ["refund my order"]
+      entities:
+        - {name: order_id, type: string, required: true}
+tools:
+  - name: verify
+    description: "Verify the customer"
+    inputs: [{name: order_id, type: string, required: true}]
+    output:
+      type: object
+      fields: [order_id, {name: verified, type: boolean}, customer_id]
+  - name: refund
+    description: "Refund the order"
+    inputs: [{name: order_id, type: string, required: true}]
+    executor: {type: python, callable: "mod:refund", blocking: false}
+policy:
+  guardrails:
+    never:
+      - rule: "Never refund an unverified customer"
+        tool: refund
+        when: "!history.exists(h, h.tool == 'verify' && h.ok && h.result.verified == true)"
+        action: block
+  workflows:
+    - name: refund
+      steps: [verify, refund]
+      required: true
+output_contract:
+  required_fields: [order_id, status]
+"""
+
+MODULE = """
+CALLS = []
+
+
+def refund(order_id):
+    CALLS.append(order_id)
+    return {"order_id": order_id, "status": "refunded"}
+"""
+
+
+def test_in_a_skill_with_a_real_tool_nothing_is_made_up(tmp_path: Path) -> None:
+    """A made-up ``verified: true`` would let the real refund past its guardrail."""
+    (tmp_path / "mod.py").write_text(MODULE)
+    path = skill_text(tmp_path, MIXED)
+    result = load_paths([path])
+    (rep,) = result.report.skills
+    (warning,) = [i for i in rep.warnings if i.code == "simulated-output-not-made-up"]
+    assert "'verified', 'customer_id'" in warning.message
+    assert warning.location.line == path.read_text().splitlines().index("    output:") + 1
+    (skill,) = result.skills.values()
+    verify = skill.tool("verify")
+    assert verify is not None and verify.simulation().invents is False
+    outcome = run_tool(verify, {"order_id": "A-1"})
+    assert outcome.result == {"order_id": "A-1", MARKER: {"tool": "verify", "invented": []}}
+
+
+def test_the_guardrail_still_blocks_the_real_tool(tmp_path: Path) -> None:
+    from skillwire.core.job import OutcomeClass
+    from skillwire.engine import Runtime
+    from skillwire.models.offline import OfflineModel
+    from skillwire.store import SQLiteJobStore
+
+    (tmp_path / "mod.py").write_text(MODULE)
+    skill = load_skill(skill_text(tmp_path, MIXED))
+
+    async def flow() -> Any:
+        store = SQLiteJobStore(tmp_path / "jobs.db")
+        try:
+            runtime = Runtime(store, OfflineModel(), executors=Executors())
+            return await runtime.start(skill, "refund my order A-100")
+        finally:
+            await store.close()
+
+    job = asyncio.run(flow())
+    ran = [e.data["tool"] for e in job.events if e.kind == "tool_finished"]
+    assert ran == ["verify"]
+    assert job.record.outcome_class is OutcomeClass.BLOCKED
+
+
+def test_the_same_skill_all_simulated_is_a_dry_run(tmp_path: Path) -> None:
+    path = skill_text(
+        tmp_path,
+        MIXED.replace(
+            '    executor: {type: python, callable: "mod:refund", blocking: false}\n', ""
+        ),
+    )
+    skill = load_skill(path)
+    verify = skill.tool("verify")
+    assert verify is not None and verify.simulation().invents is True
+    result = run_tool(verify, {"order_id": "A-1"}).result
+    assert result["verified"] is True and result["customer_id"] == "(simulated customer id)"
+    refund = skill.tool("refund")
+    assert refund is not None and refund.simulation().contract_fields == ("status",)

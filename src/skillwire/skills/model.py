@@ -32,7 +32,7 @@ from skillwire.skills.model_package import (
 )
 from skillwire.skills.model_policy import Policy
 from skillwire.skills.model_tools import Tool
-from skillwire.skills.simulation import assign_contract_fills
+from skillwire.skills.simulation import assign_simulations
 
 __all__ = [
     "CommunicationStyle",
@@ -313,7 +313,7 @@ class Skill(DomainFile):
 
     def model_post_init(self, context: Any, /) -> None:
         """Each simulated tool learns the contract fields it stands in for."""
-        assign_contract_fills(self)
+        assign_simulations(self)
 
     # The engine reads these for every job. Read through the attribute, a private
     # attribute costs pydantic's __getattr__ fallback (some 3 us); read here, a dict get.

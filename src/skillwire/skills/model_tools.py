@@ -7,6 +7,7 @@ gives one JSON Schema either way.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, PrivateAttr
@@ -27,6 +28,7 @@ __all__ = [
     "ShellCommandExecutor",
     "ShellFallback",
     "SimulateExecutor",
+    "Simulation",
     "Tool",
     "ToolInput",
     "ToolOutput",
@@ -44,6 +46,17 @@ def _properties(schema: dict[str, Any]) -> dict[str, Any]:
     """``properties`` of a schema when it is an object (rule 4 reports it otherwise)."""
     props = schema.get("properties")
     return props if isinstance(props, dict) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class Simulation:
+    """What a simulated tool may return beyond its declared ``result``."""
+
+    invents: bool = False
+    """Whether it may make values up: only when every tool its skill may call is
+    simulated, so that no made-up value reaches a real tool or decides for one."""
+    contract_fields: tuple[str, ...] = ()
+    """The output contract fields it stands in for."""
 
 
 class ToolInput(FieldSpec):
@@ -275,16 +288,16 @@ class Tool(SkillPart):
     source: Any = None
     """Where the tool came from, as authoring tools record it (not used)."""
 
-    _contract_fields: tuple[str, ...] = PrivateAttr(default=())
+    _simulation: Simulation = PrivateAttr(default=Simulation())
 
-    def contract_fields(self) -> tuple[str, ...]:
-        """The output contract fields this simulated tool stands in for (set when its
-        skill is built, :mod:`skillwire.skills.simulation`); none for any other tool."""
-        return self._contract_fields
+    def simulation(self) -> Simulation:
+        """How this tool runs simulated, as its skill decided when it was built
+        (:mod:`skillwire.skills.simulation`); a tool outside a skill makes nothing up."""
+        return self._simulation
 
-    def set_contract_fields(self, names: tuple[str, ...]) -> None:
-        """Record the contract fields this tool stands in for (the skill does it)."""
-        self._contract_fields = names
+    def set_simulation(self, plan: Simulation) -> None:
+        """Record how this tool runs simulated (the skill does it)."""
+        self._simulation = plan
 
     def input_fields(self) -> list[ToolInput]:
         """The arguments as fields, from ``inputs`` or from ``inputSchema``'s properties."""

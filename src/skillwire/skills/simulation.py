@@ -1,17 +1,22 @@
 """What a simulated tool stands in for, and which output contract fields nothing supplies.
 
 A tool with no executor, or a ``simulate`` one, is simulated: it returns its declared
-``result`` (if any), a value for each field its ``output`` declares (``output.fields[]``,
-``output.schema`` properties) that the result does not give, and, when its output is
-not described at all (no fields, no schema properties, no result), a value for each
-contract field that nothing else supplies (:mod:`skillwire.tools.simulate` makes the
-values). A tool with a real executor is never simulated and never gets invented values.
+``result`` (if any) and, for each field its ``output`` declares (``output.fields[]``,
+``output.schema`` properties) that the result does not give, the argument of that name.
+In a skill where every tool that may be called is simulated (a dry run, such as spec
+000's example), it also makes up the declared fields it has no argument for and, when
+its output is not described at all (no fields, no schema properties, no result), the
+contract fields that nothing else supplies (:mod:`skillwire.tools.simulate` makes the
+values). In a skill with a real tool it makes nothing up: a made-up value could reach a
+real tool as an argument or satisfy a condition that guards one. A tool with a real
+executor is never simulated and never gets invented values.
 
 A contract field is *supplied* by a tool's declared output or simulate result, by a
 value the user or the planner gives (a tool input, an intent entity, a required input),
-or by a simulated tool whose output is not described and that the skill may call. One
-that nothing supplies fails the finalization gate on every job: the load report warns,
-at the line of the contract field.
+or by a simulated tool that stands in for it. One that nothing supplies fails the
+finalization gate on every job: the load report warns, at the line of the contract
+field. A simulated tool of a skill with real tools whose result lacks a declared field
+is warned about too, at its ``output``: the field is not made up.
 """
 
 from __future__ import annotations
@@ -21,13 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
-from skillwire.skills.model_tools import SimulateExecutor, Tool
+from skillwire.skills.model_tools import SimulateExecutor, Simulation, Tool
 
 if TYPE_CHECKING:
     from skillwire.skills.model import DomainFile
 
 __all__ = [
-    "assign_contract_fills",
+    "all_simulated",
+    "assign_simulations",
     "check_contract_supply",
     "contract_fills",
     "declared_output",
@@ -74,14 +80,18 @@ def _input_names(tool: Tool) -> set[str]:
     return {f.name for f in tool.input_fields()}
 
 
+def _callable(tool: Tool) -> bool:
+    return tool.policy.allowed != "never"
+
+
+def all_simulated(skill: DomainFile) -> bool:
+    """Whether every tool ``skill`` may call is simulated (its runs are a dry run)."""
+    return all(is_simulated(t) for t in skill.tools if _callable(t))
+
+
 def _undescribed(tool: Tool) -> bool:
     """A simulated tool the skill may call whose output says nothing of its fields."""
-    return (
-        is_simulated(tool)
-        and tool.policy.allowed != "never"
-        and not declared_output(tool)
-        and not _given(tool)
-    )
+    return is_simulated(tool) and _callable(tool) and not declared_output(tool) and not _given(tool)
 
 
 def _user_given(skill: DomainFile) -> set[str]:
@@ -99,9 +109,12 @@ def _from_outputs(skill: DomainFile) -> set[str]:
 
 
 def contract_fills(skill: DomainFile) -> dict[str, tuple[str, ...]]:
-    """For each simulated tool with an undescribed output, by name: the contract
-    fields it returns. Those no tool output gives, less those the user gives unless
-    they are the tool's own inputs (their value is then the argument, never made up)."""
+    """For each simulated tool that stands in for the contract, by name: the contract
+    fields it returns. Only in a skill whose tools are all simulated, only tools with an
+    undescribed output; the fields no tool output gives, less those the user gives
+    unless they are the tool's own inputs (their value is then the argument)."""
+    if not all_simulated(skill):
+        return {}
     required = skill.output_contract.required_fields
     outputs = _from_outputs(skill)
     user = _user_given(skill)
@@ -118,18 +131,23 @@ def contract_fills(skill: DomainFile) -> dict[str, tuple[str, ...]]:
     return fills
 
 
-def assign_contract_fills(skill: DomainFile) -> None:
-    """Tell each simulated tool of ``skill`` the contract fields it returns (and every
-    other tool that it returns none): what :meth:`Tool.contract_fields` reads."""
+def assign_simulations(skill: DomainFile) -> None:
+    """Tell each tool of ``skill`` how it runs simulated: what
+    :meth:`Tool.simulation` reads."""
     fills = contract_fills(skill)
+    invents = all_simulated(skill)
     for tool in skill.tools:
-        tool.set_contract_fields(fills.get(tool.name, ()))
+        simulated = is_simulated(tool)
+        tool.set_simulation(
+            Simulation(invents=invents and simulated, contract_fields=fills.get(tool.name, ()))
+        )
 
 
 def check_contract_supply(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
-    """A warning for each contract field that nothing can supply."""
+    """A warning for each contract field that nothing can supply, and for each
+    declared output field a simulated tool of a skill with real tools will not return."""
     supplied = _from_outputs(skill) | _user_given(skill)
-    stand_in = any(_undescribed(tool) for tool in skill.tools)
+    stand_in = all_simulated(skill) and any(_undescribed(tool) for tool in skill.tools)
     for i, name in enumerate(skill.output_contract.required_fields):
         if name in supplied or stand_in:
             continue
@@ -144,3 +162,21 @@ def check_contract_supply(skill: DomainFile, locate: Locate) -> Iterator[SkillIs
             code="contract-field-unsupplied",
             hint=f"add '{name}' to a tool's output.fields",
         )
+    if all_simulated(skill):
+        return
+    for ti, tool in enumerate(skill.tools):
+        if not (is_simulated(tool) and _callable(tool)):
+            continue
+        missing = [f for f in declared_output(tool) if f not in _given(tool)]
+        if missing:
+            path = ("tools", ti, "output")
+            yield SkillIssue(
+                Severity.WARNING,
+                f"tool '{tool.name}' runs simulated in a skill with real tools, so it makes "
+                f"no value up: {', '.join(repr(f) for f in missing)} only come back "
+                "when the call has an argument of that name",
+                locate(path),
+                path,
+                code="simulated-output-not-made-up",
+                hint="give them in executor.result, or give the tool a real executor",
+            )

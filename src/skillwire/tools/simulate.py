@@ -4,16 +4,17 @@ A simulated tool (a ``simulate`` executor, or no executor at all) returns:
 
 1. its declared ``result``, with ``{{arg}}`` replaced by that argument (a string that
    is only ``{{arg}}`` takes the argument's value with its type);
-2. a value for each field its ``output`` declares (``output.fields[]``,
-   ``output.schema``) that the result does not give: the argument of that name when
-   the call has one, else a value made up from the field's schema;
-3. when its output is not described at all, the output contract's fields that nothing
-   else supplies (:mod:`skillwire.skills.simulation` decides which), the same way.
+2. for each field its ``output`` declares (``output.fields[]``, ``output.schema``) that
+   the result does not give, the argument of that name; when its skill may make values
+   up (every tool it may call is simulated: :mod:`skillwire.skills.simulation`), a value
+   made up from the field's schema for the others;
+3. when it stands in for the output contract, the contract's fields, the same way.
 
 Made-up values are deterministic and typed by the schema (a ``number`` gets a number,
 an ``enum`` its first value, a string ``(simulated <name>)``), and the result names
-them under ``_simulated``: ``{"tool": ..., "invented": [...]}``. A tool with a real
-executor is refused here: it never gets invented values.
+them under ``_simulated``: ``{"tool": ..., "invented": [...]}``, which every result of
+a tool with no declared ``result`` carries (then perhaps with no names). A tool with a
+real executor is refused here: it never gets invented values.
 """
 
 from __future__ import annotations
@@ -152,9 +153,10 @@ class SimulatedExecutor:
         spec = tool.executor if isinstance(tool.executor, SimulateExecutor) else None
         result: dict[str, Any] = fill_template(spec.result, args) if spec else {}
         state_changes = fill_template(spec.state_changes, args) if spec else {}
+        plan = tool.simulation()
         wanted = dict(declared_output(tool))
         own = {f.name for f in tool.input_fields()}
-        for name in tool.contract_fields():
+        for name in plan.contract_fields:
             # A contract field that is the tool's own input is its argument, or nothing.
             if name not in own or name in args:
                 wanted.setdefault(name, {"type": "string"})
@@ -164,9 +166,9 @@ class SimulatedExecutor:
                 continue
             if name in args:
                 result[name] = args[name]
-            else:
+            elif plan.invents:
                 result[name] = invent(name, schema)
                 invented.append(name)
-        if invented or not result:
+        if invented or spec is None or not spec.result:
             result[MARKER] = {"tool": tool.name, "invented": invented}
         return ToolOutcome(True, result=result, state_changes=state_changes)
