@@ -122,3 +122,26 @@ def test_nothing_is_made_up(text: str) -> None:
     for spec_set in (SPECS, [ORDER_NO, AMOUNT], [{"name": "count", "type": "integer"}]):
         for name, value in extract_entities(text, spec_set).items():
             assert _appears(value, text), (text, name, value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["1" * 5000, "order " + "1" * 5000, "$" + "1" * 5000, "1" * 5000 + ".5", "0." + "1" * 5000],
+)
+def test_a_number_too_long_to_be_exact_is_not_taken(text: str) -> None:
+    """Python refuses to read more than 4,300 digits (and a float of them is infinite):
+    such a run is no number, and nothing fails."""
+    specs = [ORDER_NO, AMOUNT, {"name": "count", "type": "integer"}]
+    assert found(text, *specs) == {}
+
+
+def test_fifteen_digits_are_the_most_a_number_takes() -> None:
+    assert found("order " + "9" * 15, ORDER_NO) == {"order_number": 10**15 - 1}
+    assert found("order " + "9" * 16, ORDER_NO) == {}
+    assert found("order " + "9" * 16, ORDER_ID) == {"order_id": "9" * 16}  # as text
+
+
+def test_a_cue_is_looked_for_just_before_the_number() -> None:
+    far = "order" + " " * 60 + "300"
+    assert found(far, AMOUNT) == {"amount": 300}
+    assert found("order 300", AMOUNT) == {}

@@ -41,6 +41,9 @@ _AMOUNT_WORDS = frozenset(
         "subtotal",
     }
 )
+_MAX_DIGITS = 15
+"""Digits a number taken may have (before the point): up to here every integer is exact
+as a JSON number anywhere (2**53 has 16); a longer run is no number, only text."""
 _PLAIN_AMOUNT_DIGITS = 4
 """An amount written with no currency has at most this many digits before the point."""
 _MONEY_TYPES = frozenset({"money", "amount", "currency"})
@@ -101,7 +104,7 @@ def _free(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
 
 def _fits(value: str, whole_number: bool) -> bool:
     if whole_number:
-        return value.isdigit()
+        return value.isdigit() and len(value) <= _MAX_DIGITS
     return any(ch.isdigit() for ch in value)
 
 
@@ -137,13 +140,16 @@ def find_identifier(
     return None
 
 
+_CUE_WINDOW = 40
+"""How far before a number a cue is looked for (a bounded look keeps a message full of
+numbers linear to read)."""
 _CONNECTOR_WORDS = frozenset({"#", ":", "=", "no", "nr", "num", "number", "id", "is"})
 
 
 def _announced(text: str, start: int, cues: set[str]) -> bool:
     """Whether the number at ``start`` follows an identifier cue: ``order 12345``,
     ``order no. 12345``, ``#12345``, ``id: 12345``."""
-    words = re.findall(r"[A-Za-z]+|[#:=]", text[:start].lower())
+    words = re.findall(r"[A-Za-z]+|[#:=]", text[max(0, start - _CUE_WINDOW) : start].lower())
     while words and words[-1] in _CONNECTOR_WORDS:
         if words.pop() in ("#", "id", "number", "no", "nr", "num"):
             return True
@@ -158,18 +164,22 @@ def find_amount(
     taken: list[tuple[int, int]],
     cues: set[str],
 ) -> Found | None:
-    """The number for entity ``name`` of type ``kind`` in ``text``, or None."""
+    """The number for entity ``name`` of type ``kind`` in ``text``, or None: the first
+    of the preferred kind (money for an amount, else plain), else the first other."""
     money_first = is_amount_name(name, kind)
-    candidates: list[tuple[bool, int, Found]] = []
+    fallback: Found | None = None
     for match in _NUMBER.finditer(text):
-        span = match.span("num")
         if not _free(match.span(), taken):
             continue
         money = bool(match.group("pre") or match.group("post"))
-        if not money and _announced(text, span[0], cues | _GENERIC_CUES):
+        if fallback is not None and money != money_first:
+            continue  # another of the kind not preferred: the first one stands
+        if not money and _announced(text, match.start("num"), cues | _GENERIC_CUES):
             continue
         digits = match.group("num").replace(",", "")
         whole, _, fraction = digits.partition(".")
+        if len(whole) > _MAX_DIGITS or len(fraction) > _MAX_DIGITS:
+            continue
         if not money and money_first and len(whole) > _PLAIN_AMOUNT_DIGITS:
             continue  # a long bare run of digits is an identifier, not a sum
         if fraction.strip("0"):
@@ -178,7 +188,8 @@ def find_amount(
             value: int | float = float(digits)
         else:
             value = int(whole)  # exact, however long
-        candidates.append((money != money_first, match.start(), Found(value, match.span())))
-    if not candidates:
-        return None
-    return min(candidates, key=lambda c: (c[0], c[1]))[2]
+        found = Found(value, match.span())
+        if money == money_first:
+            return found
+        fallback = found
+    return fallback
