@@ -390,3 +390,7 @@ def test_the_same_skill_all_simulated_is_a_dry_run(tmp_path: Path) -> None:
     assert result["verified"] is True and result["customer_id"] == "(simulated customer id)"
     refund = skill.tool("refund")
     assert refund is not None and refund.simulation().contract_fields == ("status",)
+
+
+def test_a_huge_min_items_makes_a_short_list() -> None:
+    assert invent("f", {"type": "array", "minItems": 10**9}) == ["(simulated f)"] * 10

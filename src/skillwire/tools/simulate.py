@@ -35,6 +35,9 @@ MARKER = "_simulated"
 _DEPTH = 4
 """Nested objects and arrays made up at most this deep."""
 
+_MAX_ITEMS = 10
+"""Items made up for an array at most, whatever its ``minItems``."""
+
 _FORMATS = {
     "date": "2000-01-01",
     "date-time": "2000-01-01T00:00:00Z",
@@ -118,7 +121,8 @@ def invent(name: str, schema: dict[str, Any], depth: int = 0) -> Any:
         return None
     if kind == "array":
         items = schema.get("items")
-        count = max(1, schema.get("minItems", 1) if isinstance(schema.get("minItems"), int) else 1)
+        least = schema.get("minItems")
+        count = min(max(1, least if isinstance(least, int) else 1), _MAX_ITEMS)
         if depth >= _DEPTH:
             return []
         return [invent(name, items if isinstance(items, dict) else {}, depth + 1)] * count
