@@ -312,7 +312,7 @@ class Skill(DomainFile):
     _root: Path | None = PrivateAttr(default=None)
 
     def model_post_init(self, context: Any, /) -> None:
-        """Each simulated tool learns the contract fields it stands in for."""
+        """Each tool learns how it runs simulated (:mod:`.simulation`)."""
         assign_simulations(self)
 
     # The engine reads these for every job. Read through the attribute, a private
