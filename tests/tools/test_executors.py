@@ -355,7 +355,7 @@ def test_fill_template_leaves_non_templates_alone() -> None:
 def test_a_tool_without_an_executor_is_simulated() -> None:
     tool = Tool.model_validate({"name": "bare"})
     outcome = asyncio.run(Executors().execute(tool, {}, idempotency_key="k", skill_root=None))
-    assert outcome == ToolOutcome(True, {"simulated": True, "tool": "bare"})
+    assert outcome == ToolOutcome(True, {"_simulated": {"tool": "bare", "invented": []}})
 
 
 def test_an_executor_type_not_available_fails_clearly() -> None:

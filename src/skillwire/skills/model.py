@@ -32,6 +32,7 @@ from skillwire.skills.model_package import (
 )
 from skillwire.skills.model_policy import Policy
 from skillwire.skills.model_tools import Tool
+from skillwire.skills.simulation import assign_simulations
 
 __all__ = [
     "CommunicationStyle",
@@ -312,6 +313,10 @@ class Skill(DomainFile):
     _conditions: dict[FieldPath, Condition] = PrivateAttr(default_factory=dict)
     _origin: str = PrivateAttr(default="")
     _root: Path | None = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Each tool learns how it runs simulated (:mod:`.simulation`)."""
+        assign_simulations(self)
 
     # The engine reads these for every job. Read through the attribute, a private
     # attribute costs pydantic's __getattr__ fallback (some 3 us); read here, a dict get.

@@ -7,9 +7,10 @@ gives one JSON Schema either way.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr, ValidationError
 
 from skillwire.skills._base import SkillPart
 from skillwire.skills.model_fields import FieldSpec
@@ -27,6 +28,7 @@ __all__ = [
     "ShellCommandExecutor",
     "ShellFallback",
     "SimulateExecutor",
+    "Simulation",
     "Tool",
     "ToolInput",
     "ToolOutput",
@@ -44,6 +46,17 @@ def _properties(schema: dict[str, Any]) -> dict[str, Any]:
     """``properties`` of a schema when it is an object (rule 4 reports it otherwise)."""
     props = schema.get("properties")
     return props if isinstance(props, dict) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class Simulation:
+    """What a simulated tool may return beyond its declared ``result``."""
+
+    invents: bool = False
+    """Whether it may make values up: only when every tool its skill may call is
+    simulated, so that no made-up value reaches a real tool or decides for one."""
+    contract_fields: tuple[str, ...] = ()
+    """The output contract fields it stands in for."""
 
 
 class ToolInput(FieldSpec):
@@ -275,6 +288,17 @@ class Tool(SkillPart):
     source: Any = None
     """Where the tool came from, as authoring tools record it (not used)."""
 
+    _simulation: Simulation = PrivateAttr(default=Simulation())
+
+    def simulation(self) -> Simulation:
+        """How this tool runs simulated, as its skill decided when it was built
+        (:mod:`skillwire.skills.simulation`); a tool outside a skill makes nothing up."""
+        return self._simulation
+
+    def set_simulation(self, plan: Simulation) -> None:
+        """Record how this tool runs simulated (the skill does it)."""
+        self._simulation = plan
+
     def input_fields(self) -> list[ToolInput]:
         """The arguments as fields, from ``inputs`` or from ``inputSchema``'s properties."""
         if self.inputs is not None:
@@ -286,19 +310,25 @@ class Tool(SkillPart):
         for name, prop in _properties(schema).items():
             if not isinstance(prop, dict):
                 continue
-            kind = prop.get("type", "string")
-            fields.append(
-                ToolInput.model_validate(
-                    {
-                        "name": name,
-                        "type": kind if isinstance(kind, str) else "string",
-                        "required": name in required,
-                        "description": prop.get("description", ""),
-                        "enum": prop.get("enum"),
-                        "pattern": prop.get("pattern"),
-                    }
-                )
-            )
+            kind, description = prop.get("type", "string"), prop.get("description", "")
+            enum, pattern = prop.get("enum"), prop.get("pattern")
+            full = {
+                "name": name,
+                "type": kind if isinstance(kind, str) else "string",
+                "required": name in required,
+                "description": description if isinstance(description, str) else "",
+                "enum": enum if isinstance(enum, list) else None,
+                "pattern": pattern if isinstance(pattern, str) else None,
+            }
+            # The schema itself is checked where it is loaded (an error with its line); a
+            # field is only a view of it, so a part of the wrong shape is left out here
+            # instead of raising from a skill that is being reported on.
+            for attempt in (full, {"name": name, "required": name in required}):
+                try:
+                    fields.append(ToolInput.model_validate(attempt))
+                    break
+                except ValidationError:
+                    continue
         return fields
 
     def input_names(self) -> list[str]:

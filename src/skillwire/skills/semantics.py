@@ -24,6 +24,7 @@ from skillwire.skills.model import DomainFile
 from skillwire.skills.model_policy import StructuredRule, WorkflowStep
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
 from skillwire.skills.prose import reads_as_prose
+from skillwire.skills.simulation import check_contract_supply
 
 __all__ = [
     "EVERY_CALLER_ROLES",
@@ -101,6 +102,7 @@ def check_domain(
     issues += _check_workflows(skill, locate)
     issues += _check_patterns(skill, locate)
     issues += _check_approvers(skill, locate)
+    issues += check_contract_supply(skill, locate)
     compiled, cond_issues = _compile_conditions(skill, locate_value)
     issues += cond_issues
     return issues, compiled

@@ -3,8 +3,10 @@
 One model for every stage:
 
 - ``intent``: character n-gram similarity of the message to each intent's examples
-  and description; below the threshold the message is out of domain; entities by
-  declared pattern, enum, examples and type (:mod:`.entities`);
+  and description; a message that shares no content word or four-letter stem with any
+  of them, or scores below the threshold (the skill's ``intents.thresholds.reject``,
+  else :data:`DEFAULT_THRESHOLD`), is out of domain (:mod:`.similarity`); entities by
+  declared pattern, enum, examples, name and type (:mod:`.entities`);
 - ``planner``: follows the job's sub-goals and tool schemas (:mod:`.planner`);
 - ``gate``: the mechanical checks only (every required field filled, a non-empty
   answer); it cannot judge goal coverage or tone, and says so in its reasons;
@@ -97,7 +99,8 @@ class OfflineModel:
                 for text in [*(i.get("examples") or []), i.get("description") or ""]
             ]
             index = self._indexes[key] = NgramIndex(docs)
-        scores = index.scores(message)
+        related = index.related(message)
+        scores = {k: v for k, v in index.scores(message).items() if k in related}
         best, score = max(scores.items(), key=lambda kv: kv[1], default=("", 0.0))
         threshold = (state.get("thresholds") or {}).get("reject") or self.threshold
         if not best or score < threshold:

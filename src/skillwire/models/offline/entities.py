@@ -1,9 +1,11 @@
-"""Entities from a message, by declared ``pattern``, ``enum``, examples and type.
+"""Entities from a message, by declared ``pattern``, ``enum``, examples, name and type.
 
 An order id such as ``ORD-12345`` is found by the entity's ``pattern``, or by a shape
-learned from its examples (letters stay literal, digits become ``[0-9]``); an amount such
-as ``$750`` by its numeric type, preferring numbers marked as money and never a number
-inside a span another entity already took.
+learned from its examples (letters stay literal, digits become ``[0-9]``); with neither,
+an entity named like an identifier (``order_id``) takes the token its name announces
+(``order 12345``, ``order #A-1234``); an amount such as ``$750`` is found by its numeric
+type, an amount-like name preferring money, never a number inside a span another entity
+already took (:mod:`.values`). A value that is not in the message is never made up.
 
 Patterns run on the skill pattern engine (:mod:`skillwire.core.patterns`), as validation
 does. To find a value inside a sentence, the pattern's anchors stand for the edges of a
@@ -18,14 +20,17 @@ import re
 from typing import Any
 
 from skillwire.core.patterns import Pattern, PatternError, compile_pattern, strip_anchors
+from skillwire.models.offline.values import (
+    cues_of,
+    find_amount,
+    find_identifier,
+    is_identifier_name,
+)
 
 __all__ = ["extract_entities", "shape_of"]
 
-_NUMBER = re.compile(
-    r"(?P<cur>[$€£])?\s?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-    r"(?P<after>\s?(?:dollars|usd|eur|euros|gbp|pounds|bucks))?",
-    re.IGNORECASE,
-)
+_ID_TYPES = ("string", "integer", "number", None)
+_NUMBER_TYPES = ("number", "integer", "money", "amount")
 _EDGE = "[^\\w-]"
 """What may stand next to a value found in a sentence (RE2's ASCII ``\\w``)."""
 _TRIES = 64
@@ -97,49 +102,73 @@ def _whole(pattern: str) -> Pattern | None:
         return None
 
 
+def _by_pattern(text: str, spec: dict[str, Any], taken: list[tuple[int, int]]) -> Any:
+    """A string entity's value by its ``pattern``, examples' shapes or ``enum``."""
+    patterns = []
+    whole = None
+    if isinstance(spec.get("pattern"), str) and spec["pattern"]:
+        patterns.append(spec["pattern"])
+        whole = _whole(spec["pattern"])
+    patterns += [shape_of(str(e)) for e in spec.get("examples") or [] if str(e).strip()]
+    for pattern in patterns:
+        value, span = _search(pattern, text, taken, whole)
+        if value is not None and span is not None:
+            taken.append(span)
+            return value
+    for option in spec.get("enum") or []:
+        match = re.search(rf"\b{re.escape(str(option))}\b", text, re.IGNORECASE)
+        if match and _free(match.span(), taken):
+            taken.append(match.span())
+            return option
+    return None
+
+
+def _allowed(value: Any, spec: dict[str, Any]) -> bool:
+    """Whether a value found by name passes the entity's own ``pattern`` and ``enum``."""
+    pattern = spec.get("pattern")
+    if isinstance(pattern, str) and pattern:
+        whole = _whole(pattern)
+        if whole is None or not whole.accepts(str(value)):
+            return False
+    options = spec.get("enum")
+    return not isinstance(options, list) or value in options
+
+
 def extract_entities(text: str, specs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Values for the declared entities found in ``text``."""
+    """Values for the declared entities found in ``text``; an entity not there is left
+    out, never guessed. Declared patterns, shapes and enums first, then identifiers by
+    name (``order 12345``), then numbers by type (:mod:`.values`)."""
     found: dict[str, Any] = {}
     taken: list[tuple[int, int]] = []
-    for spec in specs:
-        name = spec.get("name")
+    named = [s for s in specs if isinstance(s.get("name"), str) and s["name"]]
+    for spec in named:
+        if spec.get("type", "string") in ("string", None):
+            value = _by_pattern(text, spec, taken)
+            if value is not None:
+                found[spec["name"]] = value
+    ids = [
+        s for s in named if is_identifier_name(s["name"]) and s.get("type", "string") in _ID_TYPES
+    ]
+    waiting = [s for s in ids if s["name"] not in found]
+    for spec in waiting:
         kind = spec.get("type", "string")
-        if not isinstance(name, str) or kind not in ("string", None):
+        hit = find_identifier(
+            text,
+            spec["name"],
+            whole_number=kind in ("integer", "number"),
+            taken=taken,
+            alone=len(waiting) == 1,
+        )
+        if hit is not None and _allowed(hit.value, spec):
+            found[spec["name"]] = hit.value
+            taken.append(hit.span)
+    cues = {c for s in ids for c in cues_of(s["name"])}
+    for spec in named:
+        name, kind = spec["name"], spec.get("type")
+        if name in found or spec in ids or kind not in _NUMBER_TYPES:
             continue
-        patterns = []
-        whole = None
-        if isinstance(spec.get("pattern"), str) and spec["pattern"]:
-            patterns.append(spec["pattern"])
-            whole = _whole(spec["pattern"])
-        patterns += [shape_of(str(e)) for e in spec.get("examples") or [] if str(e).strip()]
-        for pattern in patterns:
-            value, span = _search(pattern, text, taken, whole)
-            if value is not None and span is not None:
-                found[name] = value
-                taken.append(span)
-                break
-        for option in spec.get("enum") or []:
-            if name in found:
-                break
-            match = re.search(rf"\b{re.escape(str(option))}\b", text, re.IGNORECASE)
-            if match and _free(match.span(), taken):
-                found[name] = option
-                taken.append(match.span())
-    for spec in specs:
-        name = spec.get("name")
-        kind = spec.get("type")
-        if not isinstance(name, str) or name in found or kind not in ("number", "integer"):
-            continue
-        candidates = []
-        for match in _NUMBER.finditer(text):
-            if not _free(match.span(), taken):
-                continue
-            money = bool(match.group("cur") or match.group("after"))
-            candidates.append((not money, match.start(), match))
-        if not candidates:
-            continue
-        _, _, best = min(candidates, key=lambda c: (c[0], c[1]))
-        number = float(best.group("num").replace(",", ""))
-        found[name] = int(number) if kind == "integer" or number.is_integer() else number
-        taken.append(best.span())
+        hit = find_amount(text, name, kind, taken=taken, cues=cues)
+        if hit is not None and _allowed(hit.value, spec):
+            found[name] = hit.value
+            taken.append(hit.span)
     return found

@@ -3,7 +3,8 @@
 It reads the engine's ``JOB STATE`` block, picks the next tool (the intent's own
 tools, else the steps of the intent's workflow, else the tool whose description best
 matches the request), fills its arguments from inputs, entities and earlier results by
-name, and leaves a missing argument missing so that the gate asks the user for it.
+name (else from the user's message, as entities are found), and leaves a missing
+argument missing so that the gate asks the user for it.
 When every step has run it calls ``final_answer`` with the output contract's fields
 taken from tool results. A denied, blocked or failed call ends the plan with an answer
 that says so.
@@ -14,11 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 from skillwire.core.chat import ChatMessage, ChatRequest, ToolSpec
+from skillwire.models.offline.entities import extract_entities
 from skillwire.models.offline.similarity import NgramIndex
 
 __all__ = ["next_step"]
 
 _STATUS_FIELDS = {"status", "state", "outcome", "result"}
+_FIELD_KEYS = ("type", "pattern", "enum", "examples")
+_FIELD_VALUE = (str, list)
 _ENDINGS = {"DENIED": "denied", "BLOCKED": "blocked", "ERROR": "failed"}
 
 
@@ -63,9 +67,21 @@ def _plan(state: dict[str, Any], tools: dict[str, ToolSpec], request_text: str) 
     return [best[0]] if best[0] else []
 
 
-def _arguments(spec: ToolSpec, known: dict[str, Any]) -> dict[str, Any]:
+def _arguments(spec: ToolSpec, known: dict[str, Any], message: str) -> dict[str, Any]:
+    """Arguments by name from what is known, else found in the user's message the way
+    entities are (an argument in neither stays missing, for the gate to ask)."""
     props = (spec.parameters or {}).get("properties") or {}
-    return {name: known[name] for name in props if name in known}
+    args = {name: known[name] for name in props if name in known}
+    if len(args) < len(props) and message:
+        fields = [
+            {"name": name}
+            | {k: v for k, v in prop.items() if k in _FIELD_KEYS and isinstance(v, _FIELD_VALUE)}
+            for name, prop in props.items()
+            if isinstance(prop, dict)
+        ]
+        found = extract_entities(message, fields)
+        args.update({k: v for k, v in found.items() if k not in args})
+    return args
 
 
 def _final(
@@ -116,5 +132,5 @@ def next_step(request: ChatRequest, state: dict[str, Any]) -> tuple[str, dict[st
     names = state.get("model_tool_names") or {}
     for tool in _plan(state, tools, first_user):
         if names.get(tool, tool) not in done:
-            return tool, _arguments(tools[tool], known)
+            return tool, _arguments(tools[tool], known, first_user)
     return "final_answer", _final(state, known, None, "")

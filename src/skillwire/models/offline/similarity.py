@@ -3,6 +3,13 @@
 Each intent is represented by its examples and description; a message's score for an
 intent is the best cosine similarity to any of them. Character n-grams (3 to 5) are
 robust to inflection, typos and word order, which matters for short messages.
+
+Short n-grams also make unrelated words look alike (``translate`` and ``track`` share
+``tra``), so a score alone can accept a message that has nothing to do with an intent.
+:meth:`NgramIndex.related` asks for evidence: the message and one of the intent's texts
+share a content word, or a word stem of at least four letters (a 5-gram of the padded
+word: ``refund`` and ``refunded`` share `` refu``; ``translate`` and ``track`` share
+nothing that long). A message related to no intent is out of domain whatever its score.
 """
 
 from __future__ import annotations
@@ -47,6 +54,15 @@ def ngrams(text: str, sizes: Sequence[int] = (3, 4, 5)) -> Counter[str]:
     return grams
 
 
+EVIDENCE_SIZE = 5
+"""The shortest n-gram (of a padded word) that relates a message to a text, besides a
+whole content word."""
+
+
+def _telling(gram: str) -> bool:
+    return gram.startswith("w:") or len(gram) >= EVIDENCE_SIZE
+
+
 class NgramIndex:
     """Labelled documents; :meth:`scores` gives each label's best cosine similarity."""
 
@@ -58,6 +74,9 @@ class NgramIndex:
         total = len(pairs) or 1
         self.idf = {g: math.log((1 + total) / (1 + n)) + 1.0 for g, n in df.items()}
         self.docs = [(label, self._vector(grams)) for label, grams in pairs]
+        self.evidence: dict[str, set[str]] = {}
+        for label, grams in pairs:
+            self.evidence.setdefault(label, set()).update(g for g in grams if _telling(g))
 
     def _vector(self, grams: Counter[str]) -> dict[str, float]:
         vec = {g: (1 + math.log(c)) * self.idf.get(g, 1.0) for g, c in grams.items()}
@@ -74,3 +93,9 @@ class NgramIndex:
             if score > best.get(label, -1.0):
                 best[label] = score
         return best
+
+    def related(self, text: str) -> set[str]:
+        """The labels whose texts share a content word or a stem of four letters or
+        more with ``text`` (see the module's docstring)."""
+        telling = {g for g in ngrams(text) if _telling(g)}
+        return {label for label, grams in self.evidence.items() if telling & grams}
