@@ -18,7 +18,9 @@ FLOOD_TAGS = ("flood", "flooded")
 
 def setup(world: Any, agents: list[Any]) -> None:
     """Flood years from the table; each agent starts with no flood history."""
-    world.state["flood_years"] = sorted({int(row["Flood_Years"]) for row in world.tables["flood_years"]})
+    world.state["flood_years"] = sorted(
+        {int(row["Flood_Years"]) for row in world.tables["flood_years"]}
+    )
     for agent in agents:
         agent.state["flooded"] = False
         agent.state["flood_history"] = []
@@ -36,7 +38,9 @@ def begin_step(world: Any, agents: list[Any]) -> None:
     grant = world.rng("grant").random() < params["grant_probability"]
     active = [a for a in agents if a.active]
     share_elevated = sum(1 for a in active if a.state["elevated"]) / len(active) if active else 0.0
-    share_relocated = sum(1 for a in agents if a.state["relocated"]) / len(agents) if agents else 0.0
+    share_relocated = (
+        sum(1 for a in agents if a.state["relocated"]) / len(agents) if agents else 0.0
+    )
     world.state.update(flood=flood, grant=grant)
     for agent in active:
         chance = agent.state["flood_threshold"]
@@ -63,12 +67,22 @@ def utilities(world: Any, agent: Any) -> dict[str, float]:
     found = {
         "do_nothing": 0.6 - 0.6 * flood - 0.8 * flooded - 0.20 * mem,
         "buy_insurance": 0.3 + 0.5 * flood + 0.8 * flooded + 0.4 * trust_ins + 0.35 * mem,
-        "relocate": -1.5 + 0.8 * flood + 1.2 * flooded + 0.2 * trust_nb * o["share_relocated"] - 2.0 + 0.20 * mem,
+        "relocate": -1.5
+        + 0.8 * flood
+        + 1.2 * flooded
+        + 0.2 * trust_nb * o["share_relocated"]
+        - 2.0
+        + 0.20 * mem,
     }
     if not agent.state["elevated"]:
         found["elevate_house"] = (
-            0.1 + 0.8 * flood + 1.2 * flooded + 0.8 * float(o["grant"])
-            + 0.2 * trust_nb * o["share_elevated"] - 1.0 + 0.35 * mem
+            0.1
+            + 0.8 * flood
+            + 1.2 * flooded
+            + 0.8 * float(o["grant"])
+            + 0.2 * trust_nb * o["share_elevated"]
+            - 1.0
+            + 0.35 * mem
         )
     return found
 
@@ -84,8 +98,12 @@ def appraisals(world: Any, agent: Any) -> dict[str, str]:
     """Threat and coping labels for the offline proposer's answer: threat from this
     year's flood and the flood memory, coping from trust and the grant."""
     o = agent.observation
-    threat = 0.9 if o["flooded"] else 0.7 if o["flood"] else min(0.59, 0.15 + 0.2 * o["memory_severity"])
-    coping = (agent.state["trust_in_insurance"] + agent.state["trust_in_neighbors"]) / 2 + 0.2 * o["grant"]
+    threat = (
+        0.9 if o["flooded"] else 0.7 if o["flood"] else min(0.59, 0.15 + 0.2 * o["memory_severity"])
+    )
+    coping = (agent.state["trust_in_insurance"] + agent.state["trust_in_neighbors"]) / 2 + 0.2 * o[
+        "grant"
+    ]
     return {"TP_LABEL": _label(threat), "CP_LABEL": _label(coping)}
 
 

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from skillwire.cli_sim import sim_app
+
 if TYPE_CHECKING:
     from skillwire.config import SkillwireConfig
     from skillwire.skills import LoadResult
@@ -454,3 +456,5 @@ def keys_new(
         f"[[server.keys]]\nprincipal = {json.dumps(principal)}\nroles = [{roles}]\n"
         f'key_sha256 = "{hash_key(key)}"'
     )
+
+app.add_typer(sim_app, name="sim")

@@ -169,7 +169,9 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _decision(value: Any, spec: AgentTypeSpec, state: Mapping[str, Any], skills: Sequence[str]) -> str | list[str]:
+def _decision(
+    value: Any, spec: AgentTypeSpec, state: Mapping[str, Any], skills: Sequence[str]
+) -> str | list[str]:
     mapping = dict(spec.skill_map(dict(state)))
     if isinstance(value, bool) or value is None:
         return [f"the decision must be one of the option numbers {', '.join(mapping)}"]
@@ -223,7 +225,9 @@ def parse_output(
         return ["the answer must be a JSON object"]
     errors: list[str] = []
     found = _find(data, spec.decision_keywords)
-    skill: str | list[str] = ["no decision given (a field named " + " or ".join(spec.decision_keywords) + ")"]
+    skill: str | list[str] = [
+        "no decision given (a field named " + " or ".join(spec.decision_keywords) + ")"
+    ]
     decision: Any = None
     if found is not None:
         decision = found[1]
@@ -259,7 +263,9 @@ def parse_output(
         if f.type == "numeric":
             if isinstance(value, bool) or not isinstance(value, int | float):
                 errors.append(f"{f.key} must be a number")
-            elif (f.minimum is not None and value < f.minimum) or (f.maximum is not None and value > f.maximum):
+            elif (f.minimum is not None and value < f.minimum) or (
+                f.maximum is not None and value > f.maximum
+            ):
                 errors.append(f"{f.key} must lie between {f.minimum:g} and {f.maximum:g}")
             else:
                 others[f.key] = value

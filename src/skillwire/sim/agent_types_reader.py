@@ -38,8 +38,18 @@ _PARSING_ENFORCED = frozenset(
     {"decision_keywords", "default_skill", "preprocessor", "skill_map", "constructs"}
 )
 _TYPE_ENFORCED = frozenset(
-    {"description", "prompt_template_file", "prompt_template", "parsing", "actions",
-     "governance", "llm_params", "memory", "log_fields", "multi_skill"}
+    {
+        "description",
+        "prompt_template_file",
+        "prompt_template",
+        "parsing",
+        "actions",
+        "governance",
+        "llm_params",
+        "memory",
+        "log_fields",
+        "multi_skill",
+    }
 )
 _TEXT_PATTERN = ".*"
 
@@ -58,11 +68,17 @@ class GlobalSettings:
     fields: tuple[ResponseField, ...] = ()
 
 
-def _not_enforced(doc: Document, path: tuple[Any, ...], keys: Collection[str], issues: list[SkillIssue]) -> None:
+def _not_enforced(
+    doc: Document, path: tuple[Any, ...], keys: Collection[str], issues: list[SkillIssue]
+) -> None:
     if keys:
         issues.append(
-            doc.issue(path, f"read, not enforced: {', '.join(sorted(keys))}", warning=True,
-                      code="not-enforced")
+            doc.issue(
+                path,
+                f"read, not enforced: {', '.join(sorted(keys))}",
+                warning=True,
+                code="not-enforced",
+            )
         )
 
 
@@ -105,26 +121,50 @@ def _global(doc: Document, block: Any, settings: GlobalSettings, issues: list[Sk
         return
     memory = block.get("memory") or {}
     if isinstance(memory, dict):
-        settings.memory_window = _int(doc, ("global_config", "memory", "window_size"), memory.get("window_size"), issues)
-        _not_enforced(doc, ("global_config", "memory"), [k for k in memory if k != "window_size"], issues)
+        settings.memory_window = _int(
+            doc, ("global_config", "memory", "window_size"), memory.get("window_size"), issues
+        )
+        _not_enforced(
+            doc, ("global_config", "memory"), [k for k in memory if k != "window_size"], issues
+        )
     llm = block.get("llm") or {}
     if isinstance(llm, dict):
         temperature = llm.get("temperature")
         if isinstance(temperature, int | float) and not isinstance(temperature, bool):
             settings.temperature = float(temperature)
-        settings.max_tokens = _int(doc, ("global_config", "llm", "num_predict"), llm.get("num_predict"), issues)
+        settings.max_tokens = _int(
+            doc, ("global_config", "llm", "num_predict"), llm.get("num_predict"), issues
+        )
         _not_enforced(
-            doc, ("global_config", "llm"),
-            [k for k in llm if k not in ("temperature", "num_predict", "model")], issues,
+            doc,
+            ("global_config", "llm"),
+            [k for k in llm if k not in ("temperature", "num_predict", "model")],
+            issues,
         )
     governance = block.get("governance") or {}
     if isinstance(governance, dict):
-        retries = _int(doc, ("global_config", "governance", "max_retries"), governance.get("max_retries"), issues)
-        reports = _int(doc, ("global_config", "governance", "max_reports_per_retry"),
-                       governance.get("max_reports_per_retry"), issues)
+        retries = _int(
+            doc,
+            ("global_config", "governance", "max_retries"),
+            governance.get("max_retries"),
+            issues,
+        )
+        reports = _int(
+            doc,
+            ("global_config", "governance", "max_reports_per_retry"),
+            governance.get("max_reports_per_retry"),
+            issues,
+        )
         settings.max_retries = settings.max_retries if retries is None else retries
-        settings.max_reports_per_retry = settings.max_reports_per_retry if reports is None else max(1, reports)
-    _not_enforced(doc, ("global_config",), [k for k in block if k not in ("memory", "llm", "governance")], issues)
+        settings.max_reports_per_retry = (
+            settings.max_reports_per_retry if reports is None else max(1, reports)
+        )
+    _not_enforced(
+        doc,
+        ("global_config",),
+        [k for k in block if k not in ("memory", "llm", "governance")],
+        issues,
+    )
 
 
 def _int(doc: Document, path: tuple[Any, ...], value: Any, issues: list[SkillIssue]) -> int | None:
@@ -162,7 +202,9 @@ def _shared(doc: Document, block: Any, settings: GlobalSettings, issues: list[Sk
                 str(item.get("description") or item.get("reason_hint") or ""),
                 str(item.get("construct") or ""),
                 float(low) if isinstance(low, int | float) and not isinstance(low, bool) else None,
-                float(high) if isinstance(high, int | float) and not isinstance(high, bool) else None,
+                float(high)
+                if isinstance(high, int | float) and not isinstance(high, bool)
+                else None,
             )
         )
     settings.fields = tuple(fields)
@@ -185,7 +227,8 @@ def _agent_type(
         issues.append(doc.issue((name, "parsing"), "expected a mapping"))
         parsing = {}
     _not_enforced(
-        doc, (name, "parsing"),
+        doc,
+        (name, "parsing"),
         [k for k in parsing if k not in _PARSING_ENFORCED and not k.startswith("skill_map_")],
         issues,
     )
@@ -207,9 +250,14 @@ def _agent_type(
         _not_enforced(doc, (name, "memory"), [k for k in memory if k != "window_size"], issues)
     multi = block.get("multi_skill") or {}
     if isinstance(multi, dict) and multi.get("enabled") is True:
-        issues.append(doc.issue((name, "multi_skill", "enabled"),
-                                "multi-skill decisions are not supported: only the main "
-                                "decision is executed", warning=True, code="not-enforced"))
+        issues.append(
+            doc.issue(
+                (name, "multi_skill", "enabled"),
+                "multi-skill decisions are not supported: only the main decision is executed",
+                warning=True,
+                code="not-enforced",
+            )
+        )
     return AgentTypeSpec(
         name,
         template,
@@ -220,14 +268,21 @@ def _agent_type(
         constructs,
         actions,
         governance,
-        float(temperature) if isinstance(temperature, int | float) and not isinstance(temperature, bool) else settings.temperature,
+        float(temperature)
+        if isinstance(temperature, int | float) and not isinstance(temperature, bool)
+        else settings.temperature,
         settings.max_tokens,
         doc.locate((name,)),
     )
 
 
 def _template(
-    doc: Document, name: str, block: dict[str, Any], root: Path, issues: list[SkillIssue], files: dict[str, str]
+    doc: Document,
+    name: str,
+    block: dict[str, Any],
+    root: Path,
+    issues: list[SkillIssue],
+    files: dict[str, str],
 ) -> str:
     inline = block.get("prompt_template")
     if isinstance(inline, str) and inline.strip():
@@ -238,7 +293,12 @@ def _template(
         return ""
     path = (root / ref).resolve()
     if not path.is_relative_to(root.resolve()):
-        issues.append(doc.issue((name, "prompt_template_file"), "the prompt file must lie inside the experiment's folder"))
+        issues.append(
+            doc.issue(
+                (name, "prompt_template_file"),
+                "the prompt file must lie inside the experiment's folder",
+            )
+        )
         return ""
     try:
         text = path.read_bytes().decode("utf-8-sig")
@@ -258,7 +318,9 @@ def _skill_maps(
         if value is None:
             continue
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            issues.append(doc.issue((name, "parsing", key), "a skill map maps numbers to skill ids"))
+            issues.append(
+                doc.issue((name, "parsing", key), "a skill map maps numbers to skill ids")
+            )
             continue
         flag = "" if key == "skill_map" else key.removeprefix("skill_map_")
         out.append((flag, tuple((str(k), v) for k, v in value.items())))
@@ -295,21 +357,32 @@ def _constructs(
         else:
             found = () if text_only else quote
         if not text_only and not found:
-            issues.append(doc.issue(path, "name the construct's labels (labels: [...] or the "
-                                    "smart_repair preprocessor's quote_values)"))
+            issues.append(
+                doc.issue(
+                    path,
+                    "name the construct's labels (labels: [...] or the "
+                    "smart_repair preprocessor's quote_values)",
+                )
+            )
         if "regex" in spec and not text_only:
             regexes.append(cname)
         out.append(ConstructSpec(cname, keywords, found))
     if regexes:
         issues.append(
-            doc.issue((name, "parsing", "constructs"),
-                      f"regex of {', '.join(regexes)} is read, not run: a label is taken as a "
-                      "whole word among the labels", warning=True, code="not-enforced")
+            doc.issue(
+                (name, "parsing", "constructs"),
+                f"regex of {', '.join(regexes)} is read, not run: a label is taken as a "
+                "whole word among the labels",
+                warning=True,
+                code="not-enforced",
+            )
         )
     return tuple(out)
 
 
-def _actions(doc: Document, name: str, block: Any, issues: list[SkillIssue]) -> tuple[ActionSpec, ...]:
+def _actions(
+    doc: Document, name: str, block: Any, issues: list[SkillIssue]
+) -> tuple[ActionSpec, ...]:
     out: list[ActionSpec] = []
     if not isinstance(block, list):
         issues.append(doc.issue((name, "actions"), "expected a list"))
@@ -332,7 +405,11 @@ def _governance(
         return out
     for profile, rules in block.items():
         if not isinstance(rules, dict):
-            issues.append(doc.issue((name, "governance", profile), "a profile has thinking_rules and identity_rules"))
+            issues.append(
+                doc.issue(
+                    (name, "governance", profile), "a profile has thinking_rules and identity_rules"
+                )
+            )
             continue
         compiled: list[GovernanceRule] = []
         for kind in ("thinking", "identity"):
@@ -344,7 +421,13 @@ def _governance(
                     compiled.append(made)
         for other in rules:
             if other not in ("thinking_rules", "identity_rules"):
-                issues.append(doc.issue((name, "governance", profile, other), f"unknown key '{other}' (ignored)", warning=True))
+                issues.append(
+                    doc.issue(
+                        (name, "governance", profile, other),
+                        f"unknown key '{other}' (ignored)",
+                        warning=True,
+                    )
+                )
         out[str(profile)] = tuple(compiled)
     return out
 
@@ -381,15 +464,23 @@ def _rule(
             return None
         parts.append(f"{construct} in {_cel_list(rule['when_above'])}")
     for ci, cond in enumerate(rule.get("conditions") or []):
-        if not isinstance(cond, dict) or not isinstance(cond.get("construct"), str) or not isinstance(cond.get("values"), list):
-            issues.append(doc.issue((*path, "conditions", ci), "a condition is {construct, values: [...]}"))
+        if (
+            not isinstance(cond, dict)
+            or not isinstance(cond.get("construct"), str)
+            or not isinstance(cond.get("values"), list)
+        ):
+            issues.append(
+                doc.issue((*path, "conditions", ci), "a condition is {construct, values: [...]}")
+            )
             return None
         parts.append(f"{cond['construct']} in {_cel_list(cond['values'])}")
     precondition = rule.get("precondition")
     if isinstance(precondition, str) and precondition:
         parts.append(f"({precondition})")
     if not parts:
-        issues.append(doc.issue(path, "the rule has no condition (when_above, conditions or precondition)"))
+        issues.append(
+            doc.issue(path, "the rule has no condition (when_above, conditions or precondition)")
+        )
         return None
     source = " and ".join(parts)
     try:
@@ -397,11 +488,16 @@ def _rule(
     except ConditionSyntaxError as exc:
         issues.append(doc.issue(path, f"the rule's condition does not compile ({source}): {exc}"))
         return None
-    rule_id = rule.get("id") if isinstance(rule.get("id"), str) else default_id
+    rule_id = str(rule["id"]) if isinstance(rule.get("id"), str) else default_id
     message = rule.get("message")
     if not isinstance(message, str) or not message:
         message = f"{rule_id}: {', '.join(blocked)} is blocked when {source}"
     return GovernanceRule(
-        rule_id, "thinking" if kind == "thinking" else "identity", level, frozenset(blocked),
-        condition, message, doc.locate(path),
+        rule_id,
+        "thinking" if kind == "thinking" else "identity",
+        level,
+        frozenset(blocked),
+        condition,
+        message,
+        doc.locate(path),
     )

@@ -8,8 +8,8 @@ governance profile ``deny`` conditions: :class:`~skillwire.policy.Gate` checks t
 What only an agent-based simulation has is checked here, around the gate:
 admissibility against the registry (the skill exists, the agent type may use it), an
 agent that executed a ``permanent`` skill never deciding again, ``annual`` skills once
-per step, ``WARNING`` rules (recorded, never sent to the model) and effect safety after
-execution (:func:`effect_results`).
+per step, ``WARNING`` rules (recorded, never sent to the model). Effect safety, which needs the
+execution, is the runner's (:mod:`skillwire.sim.runner`).
 """
 
 from __future__ import annotations
@@ -18,15 +18,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from skillwire.conditions import CelCondition
+from skillwire.conditions import Condition
 from skillwire.core.errors import ConditionEvaluationError
 from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.policy import Gate, ReasonCode, ToolRun
-from skillwire.policy.arguments import same_value
 from skillwire.sim.definitions import AgentTypeSpec, Experiment, GovernanceRule, SkillSpec
 from skillwire.skills import Skill
 
-__all__ = ["AgentHistory", "Governance", "RuleResult", "effect_results"]
+__all__ = ["AgentHistory", "Governance", "RuleResult"]
 
 _VALIDATOR_OF_CODE = {
     ReasonCode.UNKNOWN_TOOL: "admissibility",
@@ -109,8 +108,16 @@ class Governance:
         rules = spec.governance.get(self.profile, ())
         inputs = _input_types(self.experiment, spec)
         eligible = [s for s in self.skills.values() if s.eligible_for(spec.name)]
-        errors = {s.id: {_gate_text(r): r for r in rules if r.level == "ERROR" and s.id in r.blocked_skills} for s in eligible}
-        warnings = {s.id: tuple(r for r in rules if r.level == "WARNING" and s.id in r.blocked_skills) for s in eligible}
+        errors = {
+            s.id: {
+                _gate_text(r): r for r in rules if r.level == "ERROR" and s.id in r.blocked_skills
+            }
+            for s in eligible
+        }
+        warnings = {
+            s.id: tuple(r for r in rules if r.level == "WARNING" and s.id in r.blocked_skills)
+            for s in eligible
+        }
         full = _gate(spec, eligible, inputs, errors)
         base = _gate(spec, eligible, inputs, {s.id: {} for s in eligible})
         return _TypeGates(full, base, inputs, errors, warnings)
@@ -131,17 +138,52 @@ class Governance:
         skill = self.skills.get(skill_id)
         if skill is None:
             known = ", ".join(self.skills)
-            return [RuleResult("admissibility", "skill_exists", "ERROR", False, f"no skill named '{skill_id}' (known: {known})")], []
-        pre = [RuleResult("admissibility", "skill_exists", "ERROR", True, f"{skill_id} is a skill of the registry")]
+            return [
+                RuleResult(
+                    "admissibility",
+                    "skill_exists",
+                    "ERROR",
+                    False,
+                    f"no skill named '{skill_id}' (known: {known})",
+                )
+            ], []
+        pre = [
+            RuleResult(
+                "admissibility",
+                "skill_exists",
+                "ERROR",
+                True,
+                f"{skill_id} is a skill of the registry",
+            )
+        ]
         if not skill.eligible_for(agent_type):
-            pre.append(RuleResult("admissibility", "eligible_agent_types", "ERROR", False,
-                                  f"agents of type '{agent_type}' may not use {skill_id}"))
+            pre.append(
+                RuleResult(
+                    "admissibility",
+                    "eligible_agent_types",
+                    "ERROR",
+                    False,
+                    f"agents of type '{agent_type}' may not use {skill_id}",
+                )
+            )
             return pre, []
-        pre.append(RuleResult("admissibility", "eligible_agent_types", "ERROR", True, f"{agent_type} may use {skill_id}"))
+        pre.append(
+            RuleResult(
+                "admissibility",
+                "eligible_agent_types",
+                "ERROR",
+                True,
+                f"{agent_type} may use {skill_id}",
+            )
+        )
         gates = self._types[agent_type]
-        variables = {k: v for k, v in state.items() if k in gates.inputs and _fits(gates.inputs[k], v)}
+        variables = {
+            k: v for k, v in state.items() if k in gates.inputs and _fits(gates.inputs[k], v)
+        }
         if consistency:
-            variables.update({k: v for k, v in constructs.items() if k in gates.inputs and isinstance(v, str)})
+            variables.update(
+                {k: v for k, v in constructs.items() if k in gates.inputs and isinstance(v, str)}
+            )
         gate = gates.full if consistency else gates.base
         runs = [ToolRun(name, {}, None, True) for _, name in history.runs]
         decision = gate.check(skill_id, variables, history=runs)
@@ -151,44 +193,94 @@ class Governance:
                 failed.setdefault(reason.rule, []).append((reason.code, reason.message))
         used: set[str] = set()
 
-        def verdict(validator: str, rule: str, text: str, ok_message: str, fail: str = "") -> RuleResult:
+        def verdict(
+            validator: str, rule: str, text: str, ok_message: str, fail: str = ""
+        ) -> RuleResult:
             found = failed.get(text)
             if found:
                 used.add(text)
-                return RuleResult(validator, rule, "ERROR", False, fail or "; ".join(m for _, m in found))
+                return RuleResult(
+                    validator, rule, "ERROR", False, fail or "; ".join(m for _, m in found)
+                )
             return RuleResult(validator, rule, "ERROR", True, ok_message)
 
         for pre_cond in skill.preconditions:
-            pre.append(verdict("feasibility", pre_cond.source, f"{skill_id} needs {pre_cond.source}", f"{pre_cond.source} holds"))
+            pre.append(
+                verdict(
+                    "feasibility",
+                    pre_cond.source,
+                    f"{skill_id} needs {pre_cond.source}",
+                    f"{pre_cond.source} holds",
+                )
+            )
         if self._permanent:
             retired = [(s, n) for s, n in history.runs if n in self._permanent]
             pre.append(
-                RuleResult("institutional", "permanent", "ERROR", False,
-                           f"the agent executed {retired[0][1]} (permanent) in step {retired[0][0]}: it never decides again")
-                if retired else RuleResult("institutional", "permanent", "ERROR", True, "no permanent skill executed")
+                RuleResult(
+                    "institutional",
+                    "permanent",
+                    "ERROR",
+                    False,
+                    f"the agent executed {retired[0][1]} (permanent) in step {retired[0][0]}: "
+                    "it never decides again",
+                )
+                if retired
+                else RuleResult(
+                    "institutional", "permanent", "ERROR", True, "no permanent skill executed"
+                )
             )
         if skill.once_only:
             once = [s for s, n in history.runs if n == skill_id]
-            pre.append(verdict("institutional", "once_only", f"{skill_id} runs once per job", f"{skill_id} not executed before",
-                               f"{skill_id} may be executed once, and this agent executed it in step {once[0] if once else '?'}"))
+            pre.append(
+                verdict(
+                    "institutional",
+                    "once_only",
+                    f"{skill_id} runs once per job",
+                    f"{skill_id} not executed before",
+                    f"{skill_id} may be executed once, and this agent executed it in step "
+                    f"{once[0] if once else '?'}",
+                )
+            )
         if skill.permanent:
             used.add(f"{skill_id} has permanent effects: it runs once")
         if skill.annual:
             again = any(s == step and n == skill_id for s, n in history.runs)
-            pre.append(RuleResult("institutional", "annual", "ERROR", not again,
-                                  f"{skill_id} was already executed in step {step}" if again else f"{skill_id} once in step {step}"))
+            pre.append(
+                RuleResult(
+                    "institutional",
+                    "annual",
+                    "ERROR",
+                    not again,
+                    f"{skill_id} was already executed in step {step}"
+                    if again
+                    else f"{skill_id} once in step {step}",
+                )
+            )
         post: list[RuleResult] = []
         if consistency:
             for text, rule in gates.error_rules.get(skill_id, {}).items():
                 result = verdict("consistency", rule.id, text, f"{rule.id} does not apply")
-                post.append(RuleResult(result.validator, result.rule, "ERROR", result.ok,
-                                       _message(rule, state, constructs) if not result.ok and failed[text][0][0] is ReasonCode.TOOL_DENIED else result.message))
+                post.append(
+                    RuleResult(
+                        result.validator,
+                        result.rule,
+                        "ERROR",
+                        result.ok,
+                        _message(rule, state, constructs)
+                        if not result.ok and failed[text][0][0] is ReasonCode.TOOL_DENIED
+                        else result.message,
+                    )
+                )
             for rule in gates.warnings.get(skill_id, ()):
                 post.append(_warning(rule, {**variables}, state, constructs))
         for text, found in failed.items():
             if text not in used:
                 for code, message in found:
-                    post.append(RuleResult(_VALIDATOR_OF_CODE.get(code, "gate"), str(code), "ERROR", False, message))
+                    post.append(
+                        RuleResult(
+                            _VALIDATOR_OF_CODE.get(code, "gate"), str(code), "ERROR", False, message
+                        )
+                    )
         return pre, post
 
     def inactive(self, state: Mapping[str, Any], history: AgentHistory) -> bool:
@@ -221,14 +313,24 @@ def _message(rule: GovernanceRule, state: Mapping[str, Any], constructs: Mapping
     return text
 
 
-def _warning(rule: GovernanceRule, variables: dict[str, Any], state: Mapping[str, Any], constructs: Mapping[str, Any]) -> RuleResult:
+def _warning(
+    rule: GovernanceRule,
+    variables: dict[str, Any],
+    state: Mapping[str, Any],
+    constructs: Mapping[str, Any],
+) -> RuleResult:
     variables.update({k: v for k, v in constructs.items() if v is not None})
     try:
         holds = rule.condition.evaluate(variables)
     except ConditionEvaluationError as exc:
         return RuleResult("consistency", rule.id, "WARNING", False, f"cannot be evaluated: {exc}")
-    return RuleResult("consistency", rule.id, "WARNING", not holds,
-                      _message(rule, state, constructs) if holds else f"{rule.id} does not apply")
+    return RuleResult(
+        "consistency",
+        rule.id,
+        "WARNING",
+        not holds,
+        _message(rule, state, constructs) if holds else f"{rule.id} does not apply",
+    )
 
 
 def _fits(kind: str, value: Any) -> bool:
@@ -264,7 +366,7 @@ def _gate(
 ) -> Gate:
     fields = [{"name": k, "type": t} for k, t in inputs.items()]
     tools: list[dict[str, Any]] = []
-    conditions: dict[FieldPath, CelCondition] = {}
+    conditions: dict[FieldPath, Condition] = {}
     locations: dict[FieldPath, SourceLocation] = {}
     for ti, skill in enumerate(eligible):
         for pi, pre in enumerate(skill.preconditions):

@@ -53,7 +53,9 @@ def is_experiment(path: Path) -> bool:
     if path.is_file():
         return path.name in (EXPERIMENT_FILE, *REFERENCE_FILES)
     if path.is_dir():
-        return (path / EXPERIMENT_FILE).is_file() or all((path / n).is_file() for n in REFERENCE_FILES)
+        return (path / EXPERIMENT_FILE).is_file() or all(
+            (path / n).is_file() for n in REFERENCE_FILES
+        )
     return False
 
 
@@ -75,7 +77,9 @@ def read_experiment(path: Path) -> ExperimentCheck:
         root = path
         main = path / EXPERIMENT_FILE if (path / EXPERIMENT_FILE).is_file() else None
     else:
-        check.issues.append(SkillIssue(Severity.ERROR, "no such file or folder", SourceLocation(str(path))))
+        check.issues.append(
+            SkillIssue(Severity.ERROR, "no such file or folder", SourceLocation(str(path)))
+        )
         return check
     spec = _experiment_file(root, main, check.issues) if main is not None else _reference_spec(root)
     if spec is None:
@@ -83,7 +87,9 @@ def read_experiment(path: Path) -> ExperimentCheck:
     hashes: dict[str, str] = {}
     if main is not None:
         hashes[main.name] = _sha(main)
-    check.experiment = _assemble(root, spec, "experiment.yaml" if main else "reference", check.issues, hashes)
+    check.experiment = _assemble(
+        root, spec, "experiment.yaml" if main else "reference", check.issues, hashes
+    )
     return check
 
 
@@ -133,7 +139,13 @@ def _assemble(
     for name in (spec.registry, spec.agent_types):
         path = _inside(root, name)
         if path is None or not path.is_file():
-            issues.append(SkillIssue(Severity.ERROR, "file not found (or outside the experiment's folder)", SourceLocation(str(root / name))))
+            issues.append(
+                SkillIssue(
+                    Severity.ERROR,
+                    "file not found (or outside the experiment's folder)",
+                    SourceLocation(str(root / name)),
+                )
+            )
             continue
         doc = read_yaml(path, str(root / name))
         if isinstance(doc, SkillIssue):
@@ -153,30 +165,68 @@ def _assemble(
         for rule_set in tspec.governance.values():
             for rule in rule_set:
                 for skill in sorted(rule.blocked_skills - set(skills)):
-                    issues.append(SkillIssue(Severity.ERROR, f"rule {rule.id} blocks '{skill}', which is not a skill of the registry", rule.location))
+                    issues.append(
+                        SkillIssue(
+                            Severity.ERROR,
+                            f"rule {rule.id} blocks '{skill}', "
+                            "which is not a skill of the registry",
+                            rule.location,
+                        )
+                    )
         for action in tspec.actions:
             if action.id not in skills:
-                issues.append(types_doc.issue((tname, "actions"), f"action '{action.id}' is not a skill of the registry"))
+                issues.append(
+                    types_doc.issue(
+                        (tname, "actions"), f"action '{action.id}' is not a skill of the registry"
+                    )
+                )
         for _flag, mapping in tspec.skill_maps:
             for number, skill in mapping:
                 if skill not in skills:
-                    issues.append(types_doc.issue((tname, "parsing"), f"skill map {number} -> '{skill}' is not a skill of the registry"))
+                    issues.append(
+                        types_doc.issue(
+                            (tname, "parsing"),
+                            f"skill map {number} -> '{skill}' is not a skill of the registry",
+                        )
+                    )
         if tspec.default_skill and tspec.default_skill not in skills:
-            issues.append(types_doc.issue((tname, "parsing", "default_skill"), f"default_skill '{tspec.default_skill}' is not a skill"))
+            issues.append(
+                types_doc.issue(
+                    (tname, "parsing", "default_skill"),
+                    f"default_skill '{tspec.default_skill}' is not a skill",
+                )
+            )
         if spec.governance not in tspec.governance and source == "experiment.yaml":
-            issues.append(types_doc.issue((tname, "governance"), f"agent type '{tname}' has no governance profile '{spec.governance}'"))
+            issues.append(
+                types_doc.issue(
+                    (tname, "governance"),
+                    f"agent type '{tname}' has no governance profile '{spec.governance}'",
+                )
+            )
     if source == "reference" and len(types) == 1:
         only = next(iter(types))
         agents = [AgentRow(a.id, a.agent_type or only, a.state) for a in agents]
     for row in agents:
         if row.agent_type not in types:
-            issues.append(SkillIssue(Severity.ERROR, f"agent {row.id}: unknown agent type '{row.agent_type}'", SourceLocation(str(root / spec.agents.file))))
+            issues.append(
+                SkillIssue(
+                    Severity.ERROR,
+                    f"agent {row.id}: unknown agent type '{row.agent_type}'",
+                    SourceLocation(str(root / spec.agents.file)),
+                )
+            )
             break
     tables: dict[str, list[dict[str, Any]]] = {}
     for tname, file in sorted(spec.world.tables.items()):
         path = _inside(root, file)
         if path is None:
-            issues.append(SkillIssue(Severity.ERROR, "outside the experiment's folder", SourceLocation(str(root / file))))
+            issues.append(
+                SkillIssue(
+                    Severity.ERROR,
+                    "outside the experiment's folder",
+                    SourceLocation(str(root / file)),
+                )
+            )
             continue
         read = read_csv(path, str(root / file))
         if isinstance(read, SkillIssue):
@@ -188,7 +238,13 @@ def _assemble(
     if source == "experiment.yaml":
         hooks_file = _inside(root, spec.world.hooks)
         if hooks_file is None or not hooks_file.is_file() or hooks_file.suffix != ".py":
-            issues.append(SkillIssue(Severity.ERROR, "world.hooks must be a .py file in the experiment's folder", SourceLocation(str(root / spec.world.hooks))))
+            issues.append(
+                SkillIssue(
+                    Severity.ERROR,
+                    "world.hooks must be a .py file in the experiment's folder",
+                    SourceLocation(str(root / spec.world.hooks)),
+                )
+            )
             hooks_file = None
         else:
             hashes[spec.world.hooks] = _sha(hooks_file)
@@ -207,7 +263,13 @@ def _assemble(
         try:
             inactive = compile_condition(spec.agents.inactive_when, known_names=known)
         except ConditionSyntaxError as exc:
-            issues.append(SkillIssue(Severity.ERROR, f"agents.inactive_when does not parse: {exc}", SourceLocation(str(root / EXPERIMENT_FILE))))
+            issues.append(
+                SkillIssue(
+                    Severity.ERROR,
+                    f"agents.inactive_when does not parse: {exc}",
+                    SourceLocation(str(root / EXPERIMENT_FILE)),
+                )
+            )
     max_retries = spec.max_retries if spec.max_retries is not None else settings.max_retries
     return Experiment(
         root=root,
@@ -246,7 +308,11 @@ def _agents(
     path = _inside(root, file)
     where = SourceLocation(str(root / file))
     if path is None or not path.is_file():
-        issues.append(SkillIssue(Severity.ERROR, "agents file not found (or outside the experiment's folder)", where))
+        issues.append(
+            SkillIssue(
+                Severity.ERROR, "agents file not found (or outside the experiment's folder)", where
+            )
+        )
         return [], []
     read = read_csv(path, str(root / file), list_columns=spec.agents.list_columns)
     if isinstance(read, SkillIssue):
@@ -256,21 +322,45 @@ def _agents(
     hashes[file] = _sha(path)
     id_col = spec.agents.id_column
     if id_col not in header:
-        issues.append(SkillIssue(Severity.ERROR, f"the agents file has no '{id_col}' column", SourceLocation(where.file, 1)))
+        issues.append(
+            SkillIssue(
+                Severity.ERROR,
+                f"the agents file has no '{id_col}' column",
+                SourceLocation(where.file, 1),
+            )
+        )
         return [], header
     for column in spec.agents.list_columns:
         if column not in header:
-            issues.append(SkillIssue(Severity.ERROR, f"list column '{column}' is not in the agents file", SourceLocation(where.file, 1)))
+            issues.append(
+                SkillIssue(
+                    Severity.ERROR,
+                    f"list column '{column}' is not in the agents file",
+                    SourceLocation(where.file, 1),
+                )
+            )
     type_col = spec.agents.type_column
     if type_col is not None and type_col not in header:
-        issues.append(SkillIssue(Severity.ERROR, f"the agents file has no '{type_col}' column", SourceLocation(where.file, 1)))
+        issues.append(
+            SkillIssue(
+                Severity.ERROR,
+                f"the agents file has no '{type_col}' column",
+                SourceLocation(where.file, 1),
+            )
+        )
         return [], header
     agents: list[AgentRow] = []
     seen: set[str] = set()
     for number, row in enumerate(rows, 2):
         agent_id = str(row[id_col])
         if not agent_id or agent_id in seen:
-            issues.append(SkillIssue(Severity.ERROR, f"agent id '{agent_id}' is empty or given twice", SourceLocation(where.file, number)))
+            issues.append(
+                SkillIssue(
+                    Severity.ERROR,
+                    f"agent id '{agent_id}' is empty or given twice",
+                    SourceLocation(where.file, number),
+                )
+            )
             continue
         seen.add(agent_id)
         agent_type = str(row[type_col]) if type_col else (spec.agents.agent_type or "")
@@ -279,5 +369,7 @@ def _agents(
     if not agents:
         issues.append(SkillIssue(Severity.ERROR, "the agents file has no agents", where))
     if not spec.agents.agent_type and not type_col and spec.world.hooks != _NO_HOOKS:
-        issues.append(SkillIssue(Severity.ERROR, "give agents.agent_type or agents.type_column", where))
+        issues.append(
+            SkillIssue(Severity.ERROR, "give agents.agent_type or agents.type_column", where)
+        )
     return agents, header

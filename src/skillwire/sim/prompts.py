@@ -63,7 +63,9 @@ def fill_template(template: str, values: Mapping[str, str], agent_type: str) -> 
     return "".join(parts)
 
 
-def options(spec: AgentTypeSpec, experiment: Experiment, state: Mapping[str, Any]) -> list[tuple[str, str]]:
+def options(
+    spec: AgentTypeSpec, experiment: Experiment, state: Mapping[str, Any]
+) -> list[tuple[str, str]]:
     """``(number, skill)`` of the options this agent is offered."""
     mapping = spec.skill_map(dict(state))
     if mapping:
@@ -72,7 +74,9 @@ def options(spec: AgentTypeSpec, experiment: Experiment, state: Mapping[str, Any
     return [(str(i), s.id) for i, s in enumerate(eligible, 1)]
 
 
-def options_text(spec: AgentTypeSpec, experiment: Experiment, offered: Sequence[tuple[str, str]]) -> str:
+def options_text(
+    spec: AgentTypeSpec, experiment: Experiment, offered: Sequence[tuple[str, str]]
+) -> str:
     """One line per option: its number and the action's (or skill's) description."""
     described = {a.id: a.description for a in spec.actions}
     lines = []
@@ -82,7 +86,12 @@ def options_text(spec: AgentTypeSpec, experiment: Experiment, offered: Sequence[
     return "\n".join(lines)
 
 
-def response_format_text(fields: Sequence[ResponseField], delimiters: tuple[str, str], labels: Sequence[str], numbers: Sequence[str]) -> str:
+def response_format_text(
+    fields: Sequence[ResponseField],
+    delimiters: tuple[str, str],
+    labels: Sequence[str],
+    numbers: Sequence[str],
+) -> str:
     """The response format section: a JSON skeleton between the delimiters."""
     shown_labels = "/".join(labels) or "label"
     lines = []

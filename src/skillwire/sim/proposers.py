@@ -64,7 +64,13 @@ class OfflineProposer:
     world's ``utilities`` at ``temperature``, drawn from a generator seeded by (seed,
     step, agent, attempt), written in the response format like a model's answer."""
 
-    def __init__(self, seed: int, temperature: float, fields: Sequence[ResponseField], delimiters: tuple[str, str]) -> None:
+    def __init__(
+        self,
+        seed: int,
+        temperature: float,
+        fields: Sequence[ResponseField],
+        delimiters: tuple[str, str],
+    ) -> None:
         self.seed = seed
         self.temperature = temperature
         self.fields = tuple(fields)
@@ -79,16 +85,22 @@ class OfflineProposer:
 
     def answer(self, request: DecisionRequest) -> str:
         """The raw answer (synchronous: the offline proposer never waits)."""
-        choices = [(n, s) for n, s in request.options if s not in request.rejected] or list(request.options)
+        choices = [(n, s) for n, s in request.options if s not in request.rejected] or list(
+            request.options
+        )
         scores = [float(request.utilities.get(s, -math.inf)) for _, s in choices]
         top = max(scores)
         if not math.isfinite(top):
             weights = [1.0] * len(choices)
         else:
-            weights = [math.exp((v - top) / self.temperature) if math.isfinite(v) else 0.0 for v in scores]
+            weights = [
+                math.exp((v - top) / self.temperature) if math.isfinite(v) else 0.0 for v in scores
+            ]
         import random
 
-        rng = random.Random(derive_seed(self.seed, "propose", request.step, request.agent, request.attempt))
+        rng = random.Random(
+            derive_seed(self.seed, "propose", request.step, request.agent, request.attempt)
+        )
         pick = rng.random() * sum(weights)
         chosen = choices[-1]
         for choice, weight in zip(choices, weights, strict=True):
@@ -132,11 +144,13 @@ class ScriptedProposer:
             try:
                 value = json.loads(line)
             except ValueError:
-                raise UsageError(f"{path}:{number}: not a JSON value (write each raw output as a JSON string)") from None
+                raise UsageError(
+                    f"{path}:{number}: not a JSON value (write each raw output as a JSON string)"
+                ) from None
             if isinstance(value, dict) and isinstance(value.get("raw"), str):
                 value = value["raw"]
             if not isinstance(value, str):
-                raise UsageError(f"{path}:{number}: expected a JSON string or {{\"raw\": ...}}")
+                raise UsageError(f'{path}:{number}: expected a JSON string or {{"raw": ...}}')
             outputs.append(value)
         return cls(outputs, str(path))
 

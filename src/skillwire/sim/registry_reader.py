@@ -66,12 +66,16 @@ def read_registry(
         default = ""
     elif skills and default not in skills:
         issues.append(
-            doc.issue(("default_skill",), f"default_skill '{default}' is not a skill of the registry")
+            doc.issue(
+                ("default_skill",), f"default_skill '{default}' is not a skill of the registry"
+            )
         )
     return skills, default
 
 
-def _strings(doc: Document, path: tuple[Any, ...], value: Any, issues: list[SkillIssue]) -> list[str]:
+def _strings(
+    doc: Document, path: tuple[Any, ...], value: Any, issues: list[SkillIssue]
+) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
@@ -93,14 +97,20 @@ def _skill(
         return None
     skill_id = entry.get("skill_id")
     if not isinstance(skill_id, str) or not skill_id.isidentifier():
-        issues.append(doc.issue((*path, "skill_id"), "skill_id must be a name (letters, digits, _)"))
+        issues.append(
+            doc.issue((*path, "skill_id"), "skill_id must be a name (letters, digits, _)")
+        )
         return None
     for key in entry:
         if key not in _SKILL_KEYS:
             issues.append(doc.issue((*path, key), f"unknown key '{key}' (ignored)", warning=True))
-    eligible = _strings(doc, (*path, "eligible_agent_types"), entry.get("eligible_agent_types", ["*"]), issues)
+    eligible = _strings(
+        doc, (*path, "eligible_agent_types"), entry.get("eligible_agent_types", ["*"]), issues
+    )
     preconditions: list[Precondition] = []
-    for pi, text in enumerate(_strings(doc, (*path, "preconditions"), entry.get("preconditions"), issues)):
+    for pi, text in enumerate(
+        _strings(doc, (*path, "preconditions"), entry.get("preconditions"), issues)
+    ):
         where = (*path, "preconditions", pi)
         try:
             condition = compile_condition(text, known_names=known_names)
@@ -122,27 +132,44 @@ def _skill(
                 flags[key] = value
         elif key in _READ_CONSTRAINTS:
             issues.append(
-                doc.issue(where, f"{key} is read, not enforced (the world hooks decide costs "
-                          "and grants)", warning=True, code="not-enforced")
+                doc.issue(
+                    where,
+                    f"{key} is read, not enforced (the world hooks decide costs and grants)",
+                    warning=True,
+                    code="not-enforced",
+                )
             )
         else:
-            issues.append(doc.issue(where, f"unknown constraint '{key}': not enforced", warning=True))
+            issues.append(
+                doc.issue(where, f"unknown constraint '{key}': not enforced", warning=True)
+            )
     conflicts = _strings(doc, (*path, "conflicts_with"), entry.get("conflicts_with"), issues)
     if conflicts:
         issues.append(
-            doc.issue((*path, "conflicts_with"), "conflicts_with is read, not enforced: an "
-                      "agent executes one skill per step", warning=True, code="not-enforced")
+            doc.issue(
+                (*path, "conflicts_with"),
+                "conflicts_with is read, not enforced: an agent executes one skill per step",
+                warning=True,
+                code="not-enforced",
+            )
         )
-    changes = _strings(doc, (*path, "allowed_state_changes"), entry.get("allowed_state_changes"), issues)
+    changes = _strings(
+        doc, (*path, "allowed_state_changes"), entry.get("allowed_state_changes"), issues
+    )
     mapping = entry.get("implementation_mapping", f"{_HOOK_PREFIX}{skill_id}")
     hook = ""
-    if isinstance(mapping, str) and mapping.startswith(_HOOK_PREFIX) and mapping[len(_HOOK_PREFIX):].isidentifier():
-        hook = mapping[len(_HOOK_PREFIX):]
+    if (
+        isinstance(mapping, str)
+        and mapping.startswith(_HOOK_PREFIX)
+        and mapping[len(_HOOK_PREFIX) :].isidentifier()
+    ):
+        hook = mapping[len(_HOOK_PREFIX) :]
     else:
         issues.append(
-            doc.issue((*path, "implementation_mapping"),
-                      "implementation_mapping must be 'sim.NAME' (NAME: a function of the "
-                      "world's hooks)")
+            doc.issue(
+                (*path, "implementation_mapping"),
+                "implementation_mapping must be 'sim.NAME' (NAME: a function of the world's hooks)",
+            )
         )
     description = entry.get("description", "")
     return SkillSpec(

@@ -39,7 +39,9 @@ Record = dict[str, Any]
 
 def encode_record(record: Mapping[str, Any]) -> str:
     """One audit line: keys sorted, ASCII only, no NaN (the same bytes on every run)."""
-    return json.dumps(record, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return json.dumps(
+        record, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False
+    )
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,13 @@ class _Decision:
 class Simulation:
     """One run of an experiment with one proposer (build, then :meth:`run` once)."""
 
-    def __init__(self, experiment: Experiment, proposer: Proposer, settings: RunSettings, hooks: Hooks | None = None) -> None:
+    def __init__(
+        self,
+        experiment: Experiment,
+        proposer: Proposer,
+        settings: RunSettings,
+        hooks: Hooks | None = None,
+    ) -> None:
         if settings.profile not in experiment.profiles:
             known = ", ".join(experiment.profiles) or "none"
             raise UsageError(f"no governance profile '{settings.profile}' (known: {known})")
@@ -71,18 +79,26 @@ class Simulation:
         self.settings = settings
         self.hooks = hooks or load_hooks(experiment)
         self.governance = Governance(experiment, settings.profile)
-        self.world = World(settings.seed, plain_copy(experiment.params), experiment.tables, steps=settings.steps)
+        self.world = World(
+            settings.seed, plain_copy(experiment.params), experiment.tables, steps=settings.steps
+        )
         rows = experiment.agents[: settings.agents] if settings.agents else experiment.agents
         self.agents = [Agent(a.id, a.agent_type, plain_copy(a.state)) for a in rows]
         self.histories: dict[str, AgentHistory] = {a.id: AgentHistory() for a in self.agents}
         self._offline = isinstance(proposer, OfflineProposer)
-        if self._offline and (self.hooks.get("utilities") is None or self.hooks.get("appraisals") is None):
-            raise UsageError("the offline proposer needs the world hooks utilities() and appraisals()")
+        if self._offline and (
+            self.hooks.get("utilities") is None or self.hooks.get("appraisals") is None
+        ):
+            raise UsageError(
+                "the offline proposer needs the world hooks utilities() and appraisals()"
+            )
         self._semaphore = asyncio.Semaphore(max(1, settings.concurrency))
         self._formats = {
             name: response_format_text(
-                experiment.response_fields, experiment.delimiters,
-                next((c.labels for c in spec.constructs if c.labels), ()), [n for n, _ in spec.skill_map({})],
+                experiment.response_fields,
+                experiment.delimiters,
+                next((c.labels for c in spec.constructs if c.labels), ()),
+                [n for n, _ in spec.skill_map({})],
             )
             for name, spec in experiment.agent_types.items()
         }
@@ -130,7 +146,9 @@ class Simulation:
     def _prompt(self, agent: Agent, spec: AgentTypeSpec, offered: Sequence[tuple[str, str]]) -> str:
         memory = agent.state.get("memory")
         values = {
-            "memory": "\n".join(f"- {m}" for m in memory) if isinstance(memory, list) else str(memory or ""),
+            "memory": "\n".join(f"- {m}" for m in memory)
+            if isinstance(memory, list)
+            else str(memory or ""),
             "options_text": options_text(spec, self.experiment, offered),
             "rating_scale": self.experiment.rating_scale,
             "response_format": self._formats[spec.name],
@@ -155,85 +173,264 @@ class Simulation:
         rejected: list[str] = []
         attempt = 0
         for attempt in range(1, exp.max_retries + 2):
-            text = prompt if attempt == 1 else retry_prompt(prompt, errors, exp.max_reports_per_retry)
-            request = DecisionRequest(step, agent.id, spec, attempt, text, offered, tuple(rejected), utilities, appraisals)
+            text = (
+                prompt if attempt == 1 else retry_prompt(prompt, errors, exp.max_reports_per_retry)
+            )
+            request = DecisionRequest(
+                step, agent.id, spec, attempt, text, offered, tuple(rejected), utilities, appraisals
+            )
             try:
                 async with self._semaphore:
                     raw = await self.proposer.propose(request)
             except ModelError as exc:
-                result = RuleResult("model", "call", "ERROR", False, f"the model call failed: {exc}")
-                out.records.append(self._record(step, agent, attempt, None, None, [result], "rejected", None, agent.state, agent.state))
+                result = RuleResult(
+                    "model", "call", "ERROR", False, f"the model call failed: {exc}"
+                )
+                out.records.append(
+                    self._record(
+                        step,
+                        agent,
+                        attempt,
+                        None,
+                        None,
+                        [result],
+                        "rejected",
+                        None,
+                        agent.state,
+                        agent.state,
+                    )
+                )
                 errors = [result.message]
                 continue
             if raw is None:
-                result = RuleResult("replay", "unrecorded", "ERROR", False, "the recorded run has no answer for this call")
-                out.records.append(self._record(step, agent, attempt, None, None, [result], "rejected", None, agent.state, agent.state))
+                result = RuleResult(
+                    "replay",
+                    "unrecorded",
+                    "ERROR",
+                    False,
+                    "the recorded run has no answer for this call",
+                )
+                out.records.append(
+                    self._record(
+                        step,
+                        agent,
+                        attempt,
+                        None,
+                        None,
+                        [result],
+                        "rejected",
+                        None,
+                        agent.state,
+                        agent.state,
+                    )
+                )
                 break
-            parsed = parse_output(raw, spec, agent.state, exp.response_fields, exp.delimiters, list(exp.skills))
+            parsed = parse_output(
+                raw, spec, agent.state, exp.response_fields, exp.delimiters, list(exp.skills)
+            )
             if isinstance(parsed, list):
-                results = [RuleResult("format", "response_format", "ERROR", False, e) for e in parsed]
-                out.records.append(self._record(step, agent, attempt, raw, None, results, "rejected", None, agent.state, agent.state))
+                results = [
+                    RuleResult("format", "response_format", "ERROR", False, e) for e in parsed
+                ]
+                out.records.append(
+                    self._record(
+                        step,
+                        agent,
+                        attempt,
+                        raw,
+                        None,
+                        results,
+                        "rejected",
+                        None,
+                        agent.state,
+                        agent.state,
+                    )
+                )
                 errors = parsed
                 continue
-            pre, post = self.governance.check(agent.agent_type, parsed.skill, agent.state, parsed.constructs, history, step)
+            pre, post = self.governance.check(
+                agent.agent_type, parsed.skill, agent.state, parsed.constructs, history, step
+            )
             if any(r.blocks for r in (*pre, *post)):
-                out.records.append(self._record(step, agent, attempt, raw, parsed, [*pre, *post], "rejected", None, agent.state, agent.state))
+                out.records.append(
+                    self._record(
+                        step,
+                        agent,
+                        attempt,
+                        raw,
+                        parsed,
+                        [*pre, *post],
+                        "rejected",
+                        None,
+                        agent.state,
+                        agent.state,
+                    )
+                )
                 errors = [r.message for r in (*pre, *post) if r.blocks]
                 rejected.append(parsed.skill)
                 continue
             skill = exp.skills[parsed.skill]
             effect, after = self._execute(skill, agent)
             if after is None:
-                out.records.append(self._record(step, agent, attempt, raw, parsed, [*pre, *effect, *post], "rejected", None, agent.state, agent.state))
+                out.records.append(
+                    self._record(
+                        step,
+                        agent,
+                        attempt,
+                        raw,
+                        parsed,
+                        [*pre, *effect, *post],
+                        "rejected",
+                        None,
+                        agent.state,
+                        agent.state,
+                    )
+                )
                 errors = [r.message for r in effect if r.blocks]
                 rejected.append(parsed.skill)
                 continue
             before, agent.state = agent.state, after
-            out.records.append(self._record(step, agent, attempt, raw, parsed, [*pre, *effect, *post], "approved", skill.id, before, after))
+            out.records.append(
+                self._record(
+                    step,
+                    agent,
+                    attempt,
+                    raw,
+                    parsed,
+                    [*pre, *effect, *post],
+                    "approved",
+                    skill.id,
+                    before,
+                    after,
+                )
+            )
             out.executed = skill.id
             return out
         self._fallback(agent, spec, step, attempt + 1, out)
         return out
 
-    def _fallback(self, agent: Agent, spec: AgentTypeSpec, step: int, attempt: int, out: _Decision) -> None:
+    def _fallback(
+        self, agent: Agent, spec: AgentTypeSpec, step: int, attempt: int, out: _Decision
+    ) -> None:
         exp = self.experiment
         default = spec.default_skill or exp.default_skill
-        pre, _ = self.governance.check(agent.agent_type, default, agent.state, {}, self.histories[agent.id], step, consistency=False)
+        pre, _ = self.governance.check(
+            agent.agent_type,
+            default,
+            agent.state,
+            {},
+            self.histories[agent.id],
+            step,
+            consistency=False,
+        )
         proposal = {"skill": default, "fallback": True}
         if any(r.blocks for r in pre):
-            out.records.append(self._record(step, agent, attempt, None, proposal, pre, "fallback", None, agent.state, agent.state))
+            out.records.append(
+                self._record(
+                    step,
+                    agent,
+                    attempt,
+                    None,
+                    proposal,
+                    pre,
+                    "fallback",
+                    None,
+                    agent.state,
+                    agent.state,
+                )
+            )
             return
         effect, after = self._execute(exp.skills[default], agent)
         if after is None:
-            out.records.append(self._record(step, agent, attempt, None, proposal, [*pre, *effect], "fallback", None, agent.state, agent.state))
+            out.records.append(
+                self._record(
+                    step,
+                    agent,
+                    attempt,
+                    None,
+                    proposal,
+                    [*pre, *effect],
+                    "fallback",
+                    None,
+                    agent.state,
+                    agent.state,
+                )
+            )
             return
         before, agent.state = agent.state, after
-        out.records.append(self._record(step, agent, attempt, None, proposal, [*pre, *effect], "fallback", default, before, after))
+        out.records.append(
+            self._record(
+                step,
+                agent,
+                attempt,
+                None,
+                proposal,
+                [*pre, *effect],
+                "fallback",
+                default,
+                before,
+                after,
+            )
+        )
         out.executed = default
 
-    def _execute(self, skill: SkillSpec, agent: Agent) -> tuple[list[RuleResult], dict[str, Any] | None]:
+    def _execute(
+        self, skill: SkillSpec, agent: Agent
+    ) -> tuple[list[RuleResult], dict[str, Any] | None]:
         """Run the skill's hook on a copy of the state; the copy, or None (rolled back)."""
         sandbox = plain_copy(agent.state)
         try:
             self.hooks.skills[skill.id](sandbox, plain_copy(agent.observation))
         except Exception as exc:  # a hook's failure is the run's record, not its end
-            return [RuleResult("effect_safety", "execution", "ERROR", False,
-                               f"{skill.id} failed ({type(exc).__name__}: {exc}); nothing was changed")], None
+            return [
+                RuleResult(
+                    "effect_safety",
+                    "execution",
+                    "ERROR",
+                    False,
+                    f"{skill.id} failed ({type(exc).__name__}: {exc}); nothing was changed",
+                )
+            ], None
         keys = sorted(set(agent.state) | set(sandbox))
         missing = object()
-        changed = [k for k in keys if not same_value(agent.state.get(k, missing), sandbox.get(k, missing))]
+        changed = [
+            k for k in keys if not same_value(agent.state.get(k, missing), sandbox.get(k, missing))
+        ]
         outside = [k for k in changed if k not in skill.allowed_state_changes]
         allowed = ", ".join(sorted(skill.allowed_state_changes)) or "nothing"
         if outside:
-            return [RuleResult("effect_safety", "allowed_state_changes", "ERROR", False,
-                               f"{skill.id} changed {', '.join(outside)}, outside its allowed_state_changes "
-                               f"({allowed}): refused and rolled back")], None
+            return [
+                RuleResult(
+                    "effect_safety",
+                    "allowed_state_changes",
+                    "ERROR",
+                    False,
+                    f"{skill.id} changed {', '.join(outside)}, outside its allowed_state_changes "
+                    f"({allowed}): refused and rolled back",
+                )
+            ], None
         bad = _not_plain(sandbox)
         if bad:
-            return [RuleResult("effect_safety", "plain_state", "ERROR", False,
-                               f"{skill.id} left {bad} in the state, which is not plain JSON: refused and rolled back")], None
+            return [
+                RuleResult(
+                    "effect_safety",
+                    "plain_state",
+                    "ERROR",
+                    False,
+                    f"{skill.id} left {bad} in the state, which is not plain JSON: "
+                    "refused and rolled back",
+                )
+            ], None
         done = ", ".join(changed) or "nothing"
-        return [RuleResult("effect_safety", "allowed_state_changes", "ERROR", True, f"changed {done} (allowed: {allowed})")], sandbox
+        return [
+            RuleResult(
+                "effect_safety",
+                "allowed_state_changes",
+                "ERROR",
+                True,
+                f"changed {done} (allowed: {allowed})",
+            )
+        ], sandbox
 
     def _record(
         self,
@@ -248,7 +445,11 @@ class Simulation:
         before: Mapping[str, Any],
         after: Mapping[str, Any],
     ) -> Record:
-        shown = proposal.to_dict() if isinstance(proposal, Proposal) else (dict(proposal) if proposal is not None else None)
+        shown = (
+            proposal.to_dict()
+            if isinstance(proposal, Proposal)
+            else (dict(proposal) if proposal is not None else None)
+        )
         return {
             "step": step,
             "agent": agent.id,

@@ -88,7 +88,11 @@ async def run_experiment(
     tracked = sorted({k for s in experiment.skills.values() for k in s.allowed_state_changes})
     run = {
         "schema_version": RUN_SCHEMA_VERSION,
-        "experiment": {"name": experiment.name, "path": str(experiment.root.resolve()), "source": experiment.source},
+        "experiment": {
+            "name": experiment.name,
+            "path": str(experiment.root.resolve()),
+            "source": experiment.source,
+        },
         "config_hashes": experiment.files,
         "seed": settings.seed,
         "steps": settings.steps,
@@ -117,8 +121,11 @@ def read_run(run_dir: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: not a run directory ({exc})") from None
     version = data.get("schema_version") if isinstance(data, dict) else None
     if not isinstance(version, int) or version > RUN_SCHEMA_VERSION:
-        raise UsageError(f"{path}: run format version {version!r} is not one this skillwire reads (<= {RUN_SCHEMA_VERSION})")
-    return data
+        raise UsageError(
+            f"{path}: run format version {version!r} is not one this skillwire reads "
+            f"(<= {RUN_SCHEMA_VERSION})"
+        )
+    return dict(data)
 
 
 def read_audit(run_dir: Path) -> list[dict[str, Any]]:
@@ -151,14 +158,18 @@ class _Recorded:
         prefix = "the model call failed: "
         for r in records:
             key = (r.get("step"), r.get("agent"), r.get("attempt"))
-            if not (isinstance(key[0], int) and isinstance(key[1], str) and isinstance(key[2], int)):
+            if not (
+                isinstance(key[0], int) and isinstance(key[1], str) and isinstance(key[2], int)
+            ):
                 continue
             if isinstance(r.get("raw_output"), str):
                 self.answers[(key[0], key[1], key[2])] = r["raw_output"]
             else:
                 for result in r.get("results") or []:
                     if isinstance(result, dict) and result.get("validator") == "model":
-                        self.failures[(key[0], key[1], key[2])] = str(result.get("message", "")).removeprefix(prefix)
+                        self.failures[(key[0], key[1], key[2])] = str(
+                            result.get("message", "")
+                        ).removeprefix(prefix)
 
     @property
     def name(self) -> str:
@@ -195,15 +206,28 @@ async def replay_run(
     run = read_run(run_dir)
     experiment = load_experiment(Path(run["experiment"]["path"]))
     changed = sorted(
-        name for name, digest in run.get("config_hashes", {}).items() if experiment.files.get(name) != digest
+        name
+        for name, digest in run.get("config_hashes", {}).items()
+        if experiment.files.get(name) != digest
     )
     if changed or set(experiment.files) != set(run.get("config_hashes", {})):
-        raise UsageError(f"the experiment changed since the run (files: {', '.join(changed) or 'the set of files'}): a replay would not be faithful")
+        raise UsageError(
+            "the experiment changed since the run (files: "
+            f"{', '.join(changed) or 'the set of files'}): a replay would not be faithful"
+        )
     chosen = profile or run["governance"]
-    settings = RunSettings(chosen, int(run["seed"]), int(run["steps"]), run.get("agent_limit"), int(run.get("concurrency", 8)))
+    settings = RunSettings(
+        chosen,
+        int(run["seed"]),
+        int(run["steps"]),
+        run.get("agent_limit"),
+        int(run.get("concurrency", 8)),
+    )
     proposer = _Recorded(read_audit(run_dir), str(run.get("model_name", run.get("model", ""))))
     out = run_dir / "replay" / chosen
-    result = await run_experiment(experiment, proposer, settings, out, model_spec=f"replay:{run_dir}", progress=progress)
+    result = await run_experiment(
+        experiment, proposer, settings, out, model_spec=f"replay:{run_dir}", progress=progress
+    )
     if chosen != run["governance"]:
         return ReplayOutcome(out, chosen, True, None, None, result)
     original = (run_dir / AUDIT_FILE).read_bytes()
@@ -211,5 +235,8 @@ async def replay_run(
     if original == replayed:
         return ReplayOutcome(out, chosen, False, True, None, result)
     old, new = original.splitlines(), replayed.splitlines()
-    first = next((i for i, (a, b) in enumerate(zip(old, new, strict=False), 1) if a != b), min(len(old), len(new)) + 1)
+    first = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False), 1) if a != b),
+        min(len(old), len(new)) + 1,
+    )
     return ReplayOutcome(out, chosen, False, False, first, result)

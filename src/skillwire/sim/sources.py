@@ -48,7 +48,9 @@ class Document:
             path = path[:-1]
         return SourceLocation(self.file, 1, 1)
 
-    def issue(self, path: FieldPath, message: str, *, warning: bool = False, code: str = "") -> SkillIssue:
+    def issue(
+        self, path: FieldPath, message: str, *, warning: bool = False, code: str = ""
+    ) -> SkillIssue:
         """A finding located at ``path``."""
         severity = Severity.WARNING if warning else Severity.ERROR
         return SkillIssue(severity, message, self.locate(path), path, code)
@@ -86,7 +88,9 @@ def read_yaml(path: Path, display: str | None = None) -> Document | SkillIssue:
         node = yaml.load(io.StringIO(text))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        where = SourceLocation(name, mark.line + 1, mark.column + 1) if mark else SourceLocation(name)
+        where = (
+            SourceLocation(name, mark.line + 1, mark.column + 1) if mark else SourceLocation(name)
+        )
         problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
         return SkillIssue(Severity.ERROR, f"invalid YAML: {problem}", where, (), "yaml")
     except (YAMLError, ValueError, RecursionError) as exc:
@@ -110,7 +114,13 @@ def _plain(node: Any, path: FieldPath, doc: Document) -> Any:
         for key, value in node.items():
             if not isinstance(key, str | int | float | bool) or isinstance(key, TaggedScalar):
                 return doc.issue(path, "a key must be text")
-            text = key if isinstance(key, str) else str(key).lower() if isinstance(key, bool) else str(key)
+            text = (
+                key
+                if isinstance(key, str)
+                else str(key).lower()
+                if isinstance(key, bool)
+                else str(key)
+            )
             try:
                 line, col = node.lc.key(key)
                 doc.positions[(*path, text)] = (line + 1, col + 1)
@@ -161,7 +171,9 @@ def read_csv(
     try:
         rows = list(reader)
     except csv.Error as exc:
-        return SkillIssue(Severity.ERROR, f"invalid CSV: {exc}", SourceLocation(name, reader.line_num))
+        return SkillIssue(
+            Severity.ERROR, f"invalid CSV: {exc}", SourceLocation(name, reader.line_num)
+        )
     if not rows or not any(cell.strip() for cell in rows[0]):
         return SkillIssue(Severity.ERROR, "the CSV file has no header row", SourceLocation(name, 1))
     header = [cell.strip() for cell in rows[0]]

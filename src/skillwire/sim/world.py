@@ -28,7 +28,6 @@ import random
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -114,7 +113,9 @@ def load_hooks(experiment: Experiment) -> Hooks:
         try:
             spec.loader.exec_module(module)
         except Exception as exc:
-            raise UsageError(f"{path}: importing the world hooks failed: {type(exc).__name__}: {exc}") from None
+            raise UsageError(
+                f"{path}: importing the world hooks failed: {type(exc).__name__}: {exc}"
+            ) from None
         sys.modules[name] = module
     skills: dict[str, Hook] = {}
     missing: list[str] = []
