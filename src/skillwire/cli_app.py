@@ -47,6 +47,14 @@ def check(
     from skillwire.config import load_config
     from skillwire.skills import load_paths
 
+    from skillwire.cli_sim import check_experiments, split_experiments
+
+    experiments, paths = split_experiments(paths)  # simulation experiments: docs/sim.md
+    sim_failed = bool(experiments) and check_experiments(
+        experiments, as_json=as_json, explain=explain, strict=strict, verbose=verbose
+    )
+    if experiments and not paths:
+        raise typer.Exit(1 if sim_failed else 0)
     config = guard(load_config)
     result = load_paths(paths)
     _check_python_tools(result, config.tools.python_modules)
@@ -64,7 +72,7 @@ def check(
             from skillwire.cli_check import render_explain
 
             render_explain(result.skills.values())
-    raise typer.Exit(1 if failed else 0)
+    raise typer.Exit(1 if failed or sim_failed else 0)
 
 
 def _check_python_tools(result: LoadResult, modules: Sequence[str]) -> None:

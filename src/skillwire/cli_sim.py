@@ -214,3 +214,69 @@ def report(run_dir: Annotated[Path, typer.Argument(help="A run directory of `sim
             typer.echo(f"wrote {run_dir / 'report.png'}")
 
     guard(body)
+
+
+def split_experiments(paths: list[Path]) -> tuple[list[Path], list[Path]]:
+    """``(experiments, the other paths)``: ``skillwire check`` loads experiments (an
+    experiment.yaml, or the reference framework's folder) as experiments."""
+    from skillwire.sim import is_experiment
+
+    experiments = [p for p in paths if is_experiment(p)]
+    return experiments, [p for p in paths if p not in experiments]
+
+
+def check_experiments(
+    paths: list[Path], *, as_json: bool, explain: bool, strict: bool, verbose: bool
+) -> bool:
+    """Load each experiment and print its findings (file:line) and, with ``explain``,
+    its rules and their CEL. True when one failed (an error, or a warning under
+    ``strict``)."""
+    import json
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from skillwire.core.issues import Severity
+    from skillwire.sim import read_experiment
+    from skillwire.sim.explain import explain_experiment
+
+    failed = False
+    documents: list[dict[str, object]] = []
+    console = Console(highlight=False, width=140 if not sys.stdout.isatty() else None)
+    for path in paths:
+        found = read_experiment(path)
+        errors = sum(1 for i in found.issues if i.severity is Severity.ERROR)
+        warnings = sum(1 for i in found.issues if i.severity is Severity.WARNING)
+        failed = failed or errors > 0 or (strict and warnings > 0)
+        rules = explain_experiment(found.experiment) if explain and found.experiment else None
+        if as_json:
+            doc: dict[str, object] = {
+                "experiment": str(path),
+                "ok": errors == 0,
+                "issues": [i.to_dict() for i in found.issues],
+            }
+            if rules is not None:
+                doc["explain"] = rules
+            documents.append(doc)
+            continue
+        for issue in found.issues:
+            if issue.severity is Severity.INFO and not verbose:
+                continue
+            color = {"error": "red", "warning": "yellow", "info": "cyan"}[str(issue.severity)]
+            console.print(f"[{color}]{escape(str(issue))}[/]", soft_wrap=True)
+        verdict = "failed" if errors or (strict and warnings) else "ok"
+        console.print(f"experiment {escape(str(path))}: {errors} errors, {warnings} warnings: {verdict}")
+        if rules is not None:
+            table = Table(title=f"rules of experiment {escape(rules['experiment'])}", show_lines=True)
+            for col in ("rule", "treated as", "applies to", "runs", "source"):
+                table.add_column(col, overflow="fold")
+            for rule in rules["rules"]:
+                table.add_row(
+                    escape(rule["text"]), escape(rule["kind"]), escape(", ".join(rule["skills"]) or "-"),
+                    escape(rule["expression"] or "-"), escape(rule["source"]),
+                )
+            console.print(table)
+    if as_json:
+        typer.echo(json.dumps({"experiments": documents}, indent=2))
+    return failed

@@ -17,7 +17,7 @@ __all__ = ["AgentsSpec", "ExperimentFile", "OfflineSpec", "WorldSpec"]
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
 
 class AgentsSpec(_Part):
