@@ -19,16 +19,9 @@ from typing import Any
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
 
-__all__ = ["Document", "SourceProblem", "read_csv", "read_yaml"]
+__all__ = ["Document", "read_csv", "read_yaml", "typed_cell"]
 
 _MAX_BYTES = 50 * 1024 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class SourceProblem:
-    """A file that cannot be read (raised as a value, turned into a SkillIssue)."""
-
-    issue: SkillIssue
 
 
 @dataclass
@@ -109,6 +102,9 @@ def _plain(node: Any, path: FieldPath, doc: Document) -> Any:
     """Round-trip nodes to dicts, lists and scalars, recording positions on the way."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 
+    tag = getattr(getattr(node, "tag", None), "value", None)
+    if tag is not None and isinstance(node, CommentedMap | CommentedSeq):
+        return doc.issue(path, f"unsupported YAML tag {tag}")
     if isinstance(node, CommentedMap):
         out: dict[str, Any] = {}
         for key, value in node.items():
