@@ -44,10 +44,9 @@ def check(
     """Check skills: every error with file, line and column. Exit 1 on any error."""
     from skillwire.cli_check import add_rule_findings, explain_skills, render_report
     from skillwire.cli_jobs import guard
+    from skillwire.cli_sim import check_experiments, split_experiments
     from skillwire.config import load_config
     from skillwire.skills import load_paths
-
-    from skillwire.cli_sim import check_experiments, split_experiments
 
     experiments, paths = split_experiments(paths)  # simulation experiments: docs/sim.md
     sim_failed = bool(experiments) and check_experiments(

@@ -204,7 +204,7 @@ def report(run_dir: Annotated[Path, typer.Argument(help="A run directory of `sim
                 str(row.warnings),
                 escape(rules or "-"),
             )
-        Console(highlight=False).print(table)
+        Console(highlight=False, width=None if sys.stdout.isatty() else 160).print(table)
         write_csv(tracked, rows, run_dir / "report.csv")
         typer.echo(f"wrote {run_dir / 'report.csv'}")
         skipped = write_chart(tracked, rows, run_dir / "report.png", str(run["experiment"]["name"]))
@@ -266,15 +266,22 @@ def check_experiments(
             color = {"error": "red", "warning": "yellow", "info": "cyan"}[str(issue.severity)]
             console.print(f"[{color}]{escape(str(issue))}[/]", soft_wrap=True)
         verdict = "failed" if errors or (strict and warnings) else "ok"
-        console.print(f"experiment {escape(str(path))}: {errors} errors, {warnings} warnings: {verdict}")
+        console.print(
+            f"experiment {escape(str(path))}: {errors} errors, {warnings} warnings: {verdict}"
+        )
         if rules is not None:
-            table = Table(title=f"rules of experiment {escape(rules['experiment'])}", show_lines=True)
+            table = Table(
+                title=f"rules of experiment {escape(rules['experiment'])}", show_lines=True
+            )
             for col in ("rule", "treated as", "applies to", "runs", "source"):
                 table.add_column(col, overflow="fold")
             for rule in rules["rules"]:
                 table.add_row(
-                    escape(rule["text"]), escape(rule["kind"]), escape(", ".join(rule["skills"]) or "-"),
-                    escape(rule["expression"] or "-"), escape(rule["source"]),
+                    escape(rule["text"]),
+                    escape(rule["kind"]),
+                    escape(", ".join(rule["skills"]) or "-"),
+                    escape(rule["expression"] or "-"),
+                    escape(rule["source"]),
                 )
             console.print(table)
     if as_json:

@@ -89,9 +89,7 @@ def simulate(
 
 def results_of(record: dict[str, Any], ok: bool | None = None) -> list[tuple[str, str]]:
     """``(validator, rule)`` of a record's results (only failed ones with ok=False)."""
-    return [
-        (r["validator"], r["rule"]) for r in record["results"] if ok is None or r["ok"] is ok
-    ]
+    return [(r["validator"], r["rule"]) for r in record["results"] if ok is None or r["ok"] is ok]
 
 
 def cycle(outputs: Sequence[str]) -> Callable[[DecisionRequest], str]:

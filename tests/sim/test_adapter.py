@@ -22,7 +22,9 @@ ELEVATED = {"elevated": True}
 
 
 def parse(raw: str, state: dict[str, Any] | None = None) -> Proposal | list[str]:
-    return parse_output(raw, SPEC, state or PLAIN, EXP.response_fields, EXP.delimiters, list(EXP.skills))
+    return parse_output(
+        raw, SPEC, state or PLAIN, EXP.response_fields, EXP.delimiters, list(EXP.skills)
+    )
 
 
 def test_a_numeric_decision_goes_through_the_skill_map() -> None:
@@ -40,9 +42,16 @@ def test_an_elevated_agent_has_its_own_map() -> None:
 
 @pytest.mark.parametrize(
     ("decision", "skill"),
-    [("1", "buy_insurance"), (" 3 ", "relocate"), ("4. Do nothing", "do_nothing"),
-     ("[HE]", "elevate_house"), ("Buy flood insurance", "buy_insurance"), ("MOVE", "relocate"),
-     ("do_nothing", "do_nothing"), (1.0, "buy_insurance")],
+    [
+        ("1", "buy_insurance"),
+        (" 3 ", "relocate"),
+        ("4. Do nothing", "do_nothing"),
+        ("[HE]", "elevate_house"),
+        ("Buy flood insurance", "buy_insurance"),
+        ("MOVE", "relocate"),
+        ("do_nothing", "do_nothing"),
+        (1.0, "buy_insurance"),
+    ],
 )
 def test_aliases_digits_and_skill_ids(decision: Any, skill: str) -> None:
     found = parse(answer(decision))
@@ -72,10 +81,18 @@ def test_labels_are_whole_words_in_any_shape() -> None:
 @pytest.mark.parametrize(
     "raw",
     [
-        START + '\n{"reasoning": "x", "threat_appraisal": H, "coping_appraisal": L, "decision": 1}\n' + END,
-        START + "\n{'reasoning': 'x', 'threat_appraisal': 'H', 'coping_appraisal': 'L', 'decision': 1,}\n" + END,
-        START + '\n```json\n{"reasoning": "x", "threat_appraisal": "H", "coping_appraisal": "L", "decision": 1\n```\n' + END,
-        '{reasoning: "x", threat_appraisal: {label: VH, reason: "y"}, coping_appraisal: M, decision: 1,}',
+        START
+        + '\n{"reasoning": "x", "threat_appraisal": H, "coping_appraisal": L, "decision": 1}\n'
+        + END,
+        START
+        + "\n{'reasoning': 'x', 'threat_appraisal': 'H', 'coping_appraisal': 'L', 'decision': 1,}\n"
+        + END,
+        START
+        + '\n```json\n{"reasoning": "x", "threat_appraisal": "H", '
+        + '"coping_appraisal": "L", "decision": 1\n```\n'
+        + END,
+        '{reasoning: "x", threat_appraisal: {label: VH, reason: "y"}, '
+        "coping_appraisal: M, decision: 1,}",
     ],
 )
 def test_smart_repair_mends_near_json(raw: str) -> None:
@@ -95,7 +112,7 @@ def test_repair_keeps_quoted_text_intact() -> None:
         ("", "empty"),
         ("I would like to buy insurance.", "no JSON object"),
         (START + "\n[1, 2]\n" + END, "JSON object"),
-        (START + "\n{\"decision\": }\n" + END, "not valid JSON"),
+        (START + '\n{"decision": }\n' + END, "not valid JSON"),
         (answer(1).replace('"decision": 1', '"verdict": 1'), "no decision"),
         (answer(1).replace('"reasoning": "test", ', ""), "reasoning is required"),
         (answer(1, magnitude_pct=99), "magnitude_pct must lie between 1 and 30"),

@@ -13,9 +13,14 @@ EXP = load_experiment(FLOOD)
 
 
 def test_a_skill_the_agent_type_may_not_use_is_rejected(flood_copy: Path) -> None:
-    edit(flood_copy / "skill_registry.yaml", 'eligible_agent_types: ["*"]\n    preconditions:\n      - "not relocated"',
-         'eligible_agent_types: ["landlord"]\n    preconditions:\n      - "not relocated"')
-    records, sim = simulate(flood_copy, FunctionProposer(cycle([answer("relocate", "VH")])), agents=1, steps=1)
+    edit(
+        flood_copy / "skill_registry.yaml",
+        'eligible_agent_types: ["*"]\n    preconditions:\n      - "not relocated"',
+        'eligible_agent_types: ["landlord"]\n    preconditions:\n      - "not relocated"',
+    )
+    records, sim = simulate(
+        flood_copy, FunctionProposer(cycle([answer("relocate", "VH")])), agents=1, steps=1
+    )
     first = records[0]
     assert first["outcome"] == "rejected" and first["executed_skill"] is None
     assert ("admissibility", "eligible_agent_types") in results_of(first, ok=False)
@@ -39,7 +44,11 @@ def test_a_relocated_agent_proposing_again_is_rejected() -> None:
     assert ("institutional", "permanent") in failed
     pre, _ = gov.check("household", "relocate", state, {}, history, 3)
     failed = {(r.validator, r.rule) for r in pre if not r.ok}
-    assert {("institutional", "permanent"), ("institutional", "once_only"), ("feasibility", "not relocated")} <= failed
+    assert {
+        ("institutional", "permanent"),
+        ("institutional", "once_only"),
+        ("feasibility", "not relocated"),
+    } <= failed
     assert gov.inactive(state, history)
 
 
@@ -55,9 +64,13 @@ def test_a_relocated_agent_is_never_asked_again() -> None:
 def test_once_only_holds_across_steps(flood_copy: Path) -> None:
     # no precondition and no rules: only once_only stands between an agent and a
     # second elevation
-    edit(flood_copy / "skill_registry.yaml", '    preconditions:\n      - "not elevated"\n', "    preconditions: []\n")
+    edit(
+        flood_copy / "skill_registry.yaml",
+        '    preconditions:\n      - "not elevated"\n',
+        "    preconditions: []\n",
+    )
     proposer = FunctionProposer(cycle([answer("elevate_house", "VH")]))
-    records, sim = simulate(flood_copy, proposer, profile="disabled", agents=1, steps=3)
+    records, _ = simulate(flood_copy, proposer, profile="disabled", agents=1, steps=3)
     executed = [r["executed_skill"] for r in records if r["executed_skill"]]
     assert executed.count("elevate_house") == 1
     second = next(r for r in records if r["step"] == 2)
@@ -75,16 +88,29 @@ def test_annual_means_once_per_step() -> None:
     assert all(r.ok for r in pre)
 
 
-def test_a_hook_changing_state_outside_allowed_state_changes_is_rolled_back(flood_copy: Path) -> None:
-    edit(flood_copy / "world.py", '    state["has_insurance"] = True\n',
-         '    state["has_insurance"] = True\n    state["trust_in_insurance"] = 1.0\n    state["bribe"] = 1\n')
-    records, sim = simulate(flood_copy, FunctionProposer(cycle([answer(1, "H")])), agents=1, steps=1)
+def test_a_hook_changing_state_outside_allowed_state_changes_is_rolled_back(
+    flood_copy: Path,
+) -> None:
+    edit(
+        flood_copy / "world.py",
+        '    state["has_insurance"] = True\n',
+        '    state["has_insurance"] = True\n    state["trust_in_insurance"] = 1.0\n'
+        '    state["bribe"] = 1\n',
+    )
+    records, sim = simulate(
+        flood_copy, FunctionProposer(cycle([answer(1, "H")])), agents=1, steps=1
+    )
     attempts = [r for r in records if r["outcome"] == "rejected"]
     assert len(attempts) == 4  # the first try and three retries
     first = attempts[0]
     failed = [r for r in first["results"] if not r["ok"]]
-    assert [(r["validator"], r["rule"]) for r in failed] == [("effect_safety", "allowed_state_changes")]
-    assert "bribe, trust_in_insurance" in failed[0]["message"] and "rolled back" in failed[0]["message"]
+    assert [(r["validator"], r["rule"]) for r in failed] == [
+        ("effect_safety", "allowed_state_changes")
+    ]
+    assert (
+        "bribe, trust_in_insurance" in failed[0]["message"]
+        and "rolled back" in failed[0]["message"]
+    )
     assert first["executed_skill"] is None and first["state_after"] == first["state_before"]
     assert "bribe" not in sim.agents[0].state
     assert records[-1]["outcome"] == "fallback" and records[-1]["executed_skill"] == "do_nothing"
@@ -93,8 +119,18 @@ def test_a_hook_changing_state_outside_allowed_state_changes_is_rolled_back(floo
 
 
 def test_a_hook_that_raises_is_audited_and_nothing_changes(flood_copy: Path) -> None:
-    edit(flood_copy / "world.py", '    state["elevated"] = True\n', '    state["elevated"] = True\n    raise RuntimeError("crane broke")\n')
-    records, sim = simulate(flood_copy, FunctionProposer(cycle([answer(2, "VH")])), profile="disabled", agents=1, steps=1)
+    edit(
+        flood_copy / "world.py",
+        '    state["elevated"] = True\n',
+        '    state["elevated"] = True\n    raise RuntimeError("crane broke")\n',
+    )
+    records, sim = simulate(
+        flood_copy,
+        FunctionProposer(cycle([answer(2, "VH")])),
+        profile="disabled",
+        agents=1,
+        steps=1,
+    )
     assert "crane broke" in records[0]["results"][-1]["message"]
     assert sim.agents[0].state["elevated"] is False
 
@@ -122,24 +158,36 @@ def test_a_warning_alone_does_not_reject() -> None:
 def test_identity_rule_and_precondition_stop_a_second_elevation_by_name() -> None:
     elevated = next(a for a in EXP.agents if a.state["elevated"])
     gov = Governance(EXP, "strict")
-    pre, post = gov.check("household", "elevate_house", elevated.state, {"TP_LABEL": "VH", "CP_LABEL": "H"}, AgentHistory(), 1)
+    pre, post = gov.check(
+        "household",
+        "elevate_house",
+        elevated.state,
+        {"TP_LABEL": "VH", "CP_LABEL": "H"},
+        AgentHistory(),
+        1,
+    )
     failed = {(r.validator, r.rule) for r in (*pre, *post) if not r.ok}
     assert failed == {("feasibility", "not elevated"), ("consistency", "elevation_block")}
 
 
 def test_relaxed_turns_errors_into_recorded_warnings() -> None:
-    records, _ = simulate(EXP, FunctionProposer(cycle([answer(4, "H")])), profile="relaxed", agents=1, steps=1)
+    records, _ = simulate(
+        EXP, FunctionProposer(cycle([answer(4, "H")])), profile="relaxed", agents=1, steps=1
+    )
     assert records[0]["outcome"] == "approved"
     assert ("consistency", "relaxed.thinking_rules[0]") in results_of(records[0], ok=False)
 
 
 def test_malformed_outputs_retry_with_the_reason_then_fall_back() -> None:
-    proposer = FunctionProposer(cycle(["", "garbage", START_ONLY, '{"decision": 1'] ))
-    records, sim = simulate(EXP, proposer, agents=1, steps=1)
+    proposer = FunctionProposer(cycle(["", "garbage", START_ONLY, '{"decision": 1']))
+    records, _ = simulate(EXP, proposer, agents=1, steps=1)
     assert [r["outcome"] for r in records] == ["rejected"] * 4 + ["fallback"]
     assert all(r["results"][0]["validator"] == "format" for r in records[:4])
     assert "the answer is empty" in proposer.requests[1].prompt
-    assert records[-1]["raw_output"] is None and records[-1]["proposal"] == {"skill": "do_nothing", "fallback": True}
+    assert records[-1]["raw_output"] is None and records[-1]["proposal"] == {
+        "skill": "do_nothing",
+        "fallback": True,
+    }
     assert records[-1]["attempt"] == 5
 
 

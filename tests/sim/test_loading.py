@@ -17,12 +17,22 @@ from skillwire.sim.sources import read_csv, read_yaml
 from .conftest import FLOOD, edit
 
 SHARED = next(
-    (p / "shared" / "data" / "flood_abm" for p in Path(__file__).resolve().parents
-     if (p / "shared" / "data" / "flood_abm").is_dir()),
+    (
+        p / "shared" / "data" / "flood_abm"
+        for p in Path(__file__).resolve().parents
+        if (p / "shared" / "data" / "flood_abm").is_dir()
+    ),
     Path("/nonexistent"),
 )
-REFERENCE = ("agent_types.yaml", "skill_registry.yaml", "agent_initial_profiles.csv",
-             "flood_years.csv", "config/prompts/household.txt", "LICENSE", "README.md")
+REFERENCE = (
+    "agent_types.yaml",
+    "skill_registry.yaml",
+    "agent_initial_profiles.csv",
+    "flood_years.csv",
+    "config/prompts/household.txt",
+    "LICENSE",
+    "README.md",
+)
 
 
 def line_of(path: Path, text: str) -> int:
@@ -46,7 +56,9 @@ def test_the_example_holds_the_reference_files_unchanged(name: str) -> None:
 
 def test_the_reference_folder_loads_as_it_is(tmp_path: Path) -> None:
     folder = tmp_path / "ref"
-    shutil.copytree(FLOOD, folder, ignore=shutil.ignore_patterns("experiment.yaml", "world.py", "__pycache__"))
+    shutil.copytree(
+        FLOOD, folder, ignore=shutil.ignore_patterns("experiment.yaml", "world.py", "__pycache__")
+    )
     assert is_experiment(folder)
     found = read_experiment(folder)
     assert found.ok, [str(i) for i in found.issues]
@@ -105,14 +117,18 @@ def test_a_short_csv_row_is_an_error_with_its_line(flood_copy: Path) -> None:
     lines = csv.read_text(encoding="utf-8").splitlines(keepends=True)
     lines[3] = "Agent_3,FALSE\n"
     csv.write_text("".join(lines), encoding="utf-8")
-    assert any("agent_initial_profiles.csv:4:" in e and "2 values" in e for e in _errors(flood_copy))
+    assert any(
+        "agent_initial_profiles.csv:4:" in e and "2 values" in e for e in _errors(flood_copy)
+    )
 
 
 def test_an_unknown_key_in_experiment_yaml_is_an_error_with_its_line(flood_copy: Path) -> None:
     edit(flood_copy / "experiment.yaml", "steps: 10\n", "steps: 10\nstpes: 3\n")
     errors = _errors(flood_copy)
     line = line_of(flood_copy / "experiment.yaml", "stpes")
-    assert any(f"experiment.yaml:{line}:1" in e and "unknown key 'stpes'" in e for e in errors), errors
+    assert any(f"experiment.yaml:{line}:1" in e and "unknown key 'stpes'" in e for e in errors), (
+        errors
+    )
 
 
 def test_a_bad_value_in_experiment_yaml_names_its_line(flood_copy: Path) -> None:
@@ -126,7 +142,9 @@ def test_a_bad_value_in_experiment_yaml_names_its_line(flood_copy: Path) -> None
 def test_a_precondition_that_does_not_parse_is_an_error_at_its_line(flood_copy: Path) -> None:
     edit(flood_copy / "skill_registry.yaml", '- "not elevated"', '- "not elevated and"')
     line = line_of(flood_copy / "skill_registry.yaml", "not elevated and")
-    assert any(f"skill_registry.yaml:{line}:" in e and "precondition" in e for e in _errors(flood_copy))
+    assert any(
+        f"skill_registry.yaml:{line}:" in e and "precondition" in e for e in _errors(flood_copy)
+    )
 
 
 def test_a_precondition_naming_no_state_key_is_an_error(flood_copy: Path) -> None:
@@ -137,21 +155,33 @@ def test_a_precondition_naming_no_state_key_is_an_error(flood_copy: Path) -> Non
 
 
 def test_a_rule_blocking_an_unknown_skill_is_an_error(flood_copy: Path) -> None:
-    edit(flood_copy / "agent_types.yaml", 'blocked_skills: ["do_nothing"],\n            level: ERROR',
-         'blocked_skills: ["do_nothin"],\n            level: ERROR')
+    edit(
+        flood_copy / "agent_types.yaml",
+        'blocked_skills: ["do_nothing"],\n            level: ERROR',
+        'blocked_skills: ["do_nothin"],\n            level: ERROR',
+    )
     line = line_of(flood_copy / "agent_types.yaml", "id: extreme_threat_block") - 1
     assert any("do_nothin" in e and f"agent_types.yaml:{line}" in e for e in _errors(flood_copy))
 
 
 def test_a_rule_level_must_be_error_or_warning(flood_copy: Path) -> None:
-    edit(flood_copy / "agent_types.yaml", "level: WARNING,\n            message: \"Low",
-         "level: WARN,\n            message: \"Low")
+    edit(
+        flood_copy / "agent_types.yaml",
+        'level: WARNING,\n            message: "Low',
+        'level: WARN,\n            message: "Low',
+    )
     line = line_of(flood_copy / "agent_types.yaml", "level: WARN,")
-    assert any(f"agent_types.yaml:{line}" in e and "ERROR or WARNING" in e for e in _errors(flood_copy))
+    assert any(
+        f"agent_types.yaml:{line}" in e and "ERROR or WARNING" in e for e in _errors(flood_copy)
+    )
 
 
 def test_a_duplicate_yaml_key_is_an_error_with_its_line(flood_copy: Path) -> None:
-    edit(flood_copy / "skill_registry.yaml", "default_skill: do_nothing", "default_skill: do_nothing\ndefault_skill: relocate")
+    edit(
+        flood_copy / "skill_registry.yaml",
+        "default_skill: do_nothing",
+        "default_skill: do_nothing\ndefault_skill: relocate",
+    )
     errors = _errors(flood_copy)
     assert any("skill_registry.yaml:" in e and "invalid YAML" in e for e in errors), errors
 
@@ -164,7 +194,9 @@ def test_hooks_outside_the_experiment_folder_are_refused(flood_copy: Path) -> No
 def test_a_missing_prompt_file_is_an_error_at_its_line(flood_copy: Path) -> None:
     (flood_copy / "config" / "prompts" / "household.txt").unlink()
     line = line_of(flood_copy / "agent_types.yaml", "prompt_template_file:")
-    assert any(f"agent_types.yaml:{line}" in e and "household.txt" in e for e in _errors(flood_copy))
+    assert any(
+        f"agent_types.yaml:{line}" in e and "household.txt" in e for e in _errors(flood_copy)
+    )
 
 
 def test_yaml_positions_are_one_based(tmp_path: Path) -> None:
