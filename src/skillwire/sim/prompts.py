@@ -9,6 +9,7 @@ hole in it).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,26 +24,29 @@ def placeholders(template: str) -> list[str]:
     return [name for kind, name in _pieces(template) if kind == "name"]
 
 
-def _pieces(template: str) -> list[tuple[str, str]]:
+@functools.lru_cache(maxsize=64)
+def _pieces(template: str) -> tuple[tuple[str, str], ...]:
+    """The template cut into text and placeholder names (cached: one template serves
+    every agent of a type)."""
     out: list[tuple[str, str]] = []
-    i = 0
-    text: list[str] = []
-    while i < len(template):
-        if template[i] == "{":
-            end = template.find("}", i + 1)
-            name = template[i + 1 : end] if end > 0 else ""
-            if name.isidentifier():
-                if text:
-                    out.append(("text", "".join(text)))
-                    text = []
-                out.append(("name", name))
-                i = end + 1
-                continue
-        text.append(template[i])
-        i += 1
-    if text:
-        out.append(("text", "".join(text)))
-    return out
+    text_start = 0
+    i = template.find("{")
+    while i >= 0:
+        end = template.find("}", i + 1)
+        if end < 0:
+            break
+        name = template[i + 1 : end]
+        if name.isidentifier():
+            if i > text_start:
+                out.append(("text", template[text_start:i]))
+            out.append(("name", name))
+            text_start = end + 1
+            i = template.find("{", text_start)
+        else:
+            i = template.find("{", i + 1)
+    if text_start < len(template):
+        out.append(("text", template[text_start:]))
+    return tuple(out)
 
 
 def fill_template(template: str, values: Mapping[str, str], agent_type: str) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillwire.sim.runs import read_audit, read_run
+from skillwire.sim.runs import iter_audit, read_run
 
 __all__ = ["StepRow", "build_report", "write_chart", "write_csv"]
 
@@ -38,7 +38,6 @@ class StepRow:
 def build_report(run_dir: Path) -> tuple[list[str], list[StepRow]]:
     """The tracked keys and one row per step."""
     run = read_run(run_dir)
-    records = read_audit(run_dir)
     initial: dict[str, dict[str, Any]] = run.get("initial_state") or {}
     tracked = [
         k
@@ -51,7 +50,7 @@ def build_report(run_dir: Path) -> tuple[list[str], list[StepRow]]:
         step: StepRow(step) for step in range(1, int(run.get("steps", 0)) + 1)
     }
     deciding: dict[int, set[str]] = {}
-    for r in records:
+    for r in iter_audit(run_dir):
         step = r.get("step")
         if not isinstance(step, int):
             continue

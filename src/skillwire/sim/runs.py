@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ __all__ = [
     "RUN_SCHEMA_VERSION",
     "ReplayOutcome",
     "RunResult",
+    "iter_audit",
     "read_audit",
     "replay_run",
     "run_experiment",
@@ -128,11 +129,10 @@ def read_run(run_dir: Path) -> dict[str, Any]:
     return dict(data)
 
 
-def read_audit(run_dir: Path) -> list[dict[str, Any]]:
-    """Every record of ``RUN_DIR/audit.jsonl``; a broken line is a UsageError with its
-    number."""
+def iter_audit(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """The records of ``RUN_DIR/audit.jsonl``, one at a time; a broken line is a
+    UsageError with its number."""
     path = run_dir / AUDIT_FILE
-    records: list[dict[str, Any]] = []
     try:
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, 1):
@@ -142,16 +142,20 @@ def read_audit(run_dir: Path) -> list[dict[str, Any]]:
                     raise UsageError(f"{path}:{number}: not a JSON record") from None
                 if not isinstance(record, dict):
                     raise UsageError(f"{path}:{number}: not a JSON object")
-                records.append(record)
+                yield record
     except OSError as exc:
         raise UsageError(f"{path}: cannot read the audit ({exc.strerror or exc})") from None
-    return records
+
+
+def read_audit(run_dir: Path) -> list[dict[str, Any]]:
+    """Every record of ``RUN_DIR/audit.jsonl``."""
+    return list(iter_audit(run_dir))
 
 
 class _Recorded:
     """The run's answers by (step, agent, attempt); a recorded model failure fails again."""
 
-    def __init__(self, records: list[dict[str, Any]], name: str) -> None:
+    def __init__(self, records: Iterable[dict[str, Any]], name: str) -> None:
         self.answers: dict[tuple[int, str, int], str] = {}
         self.failures: dict[tuple[int, str, int], str] = {}
         self._name = name
@@ -223,7 +227,7 @@ async def replay_run(
         run.get("agent_limit"),
         int(run.get("concurrency", 8)),
     )
-    proposer = _Recorded(read_audit(run_dir), str(run.get("model_name", run.get("model", ""))))
+    proposer = _Recorded(iter_audit(run_dir), str(run.get("model_name", run.get("model", ""))))
     out = run_dir / "replay" / chosen
     result = await run_experiment(
         experiment, proposer, settings, out, model_spec=f"replay:{run_dir}", progress=progress
