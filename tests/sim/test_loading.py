@@ -212,3 +212,9 @@ def test_a_yaml_tag_is_refused(tmp_path: Path) -> None:
     path.write_text("a: !!python/object:os.system {}\n", encoding="utf-8")
     found = read_yaml(path)
     assert getattr(found, "severity", None) is Severity.ERROR
+
+
+def test_a_bad_inactive_when_is_an_error_at_its_line(flood_copy: Path) -> None:
+    edit(flood_copy / "experiment.yaml", "inactive_when: relocated", "inactive_when: relocatd or")
+    line = line_of(flood_copy / "experiment.yaml", "inactive_when")
+    assert any(f"experiment.yaml:{line}:" in e and "inactive_when" in e for e in _errors(flood_copy))

@@ -81,14 +81,18 @@ def read_experiment(path: Path) -> ExperimentCheck:
             SkillIssue(Severity.ERROR, "no such file or folder", SourceLocation(str(path)))
         )
         return check
-    spec = _experiment_file(root, main, check.issues) if main is not None else _reference_spec(root)
+    doc: Document | None = None
+    if main is not None:
+        spec, doc = _experiment_file(main, check.issues)
+    else:
+        spec = _reference_spec(root)
     if spec is None:
         return check
     hashes: dict[str, str] = {}
     if main is not None:
         hashes[main.name] = _sha(main)
     check.experiment = _assemble(
-        root, spec, "experiment.yaml" if main else "reference", check.issues, hashes
+        root, spec, "experiment.yaml" if main else "reference", check.issues, hashes, doc
     )
     return check
 
@@ -97,22 +101,24 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _experiment_file(root: Path, main: Path, issues: list[SkillIssue]) -> ExperimentFile | None:
+def _experiment_file(
+    main: Path, issues: list[SkillIssue]
+) -> tuple[ExperimentFile | None, Document | None]:
     doc = read_yaml(main, str(main))
     if isinstance(doc, SkillIssue):
         issues.append(doc)
-        return None
+        return None, None
     if not isinstance(doc.data, dict):
         issues.append(doc.issue((), "experiment.yaml must be a mapping"))
-        return None
+        return None, doc
     try:
-        return ExperimentFile.model_validate(doc.data)
+        return ExperimentFile.model_validate(doc.data), doc
     except ValidationError as exc:
         for err in exc.errors():
             loc = tuple(err["loc"])
             message = err["msg"] if err["type"] != "extra_forbidden" else f"unknown key '{loc[-1]}'"
             issues.append(doc.issue(loc, message))
-        return None
+        return None, doc
 
 
 def _reference_spec(root: Path) -> ExperimentFile:
@@ -130,8 +136,16 @@ def _inside(root: Path, name: str) -> Path | None:
 
 
 def _assemble(
-    root: Path, spec: ExperimentFile, source: str, issues: list[SkillIssue], hashes: dict[str, str]
+    root: Path,
+    spec: ExperimentFile,
+    source: str,
+    issues: list[SkillIssue],
+    hashes: dict[str, str],
+    main_doc: Document | None = None,
 ) -> Experiment | None:
+    def where(path: tuple[str, ...], fallback: Path) -> SourceLocation:
+        return main_doc.locate(path) if main_doc is not None else SourceLocation(str(fallback))
+
     agents, header = _agents(root, spec, issues, hashes)
     state_keys = tuple(k for k in header if k != spec.agents.id_column)
     known = set(state_keys) | {"agent_type"} if header else None
@@ -242,7 +256,7 @@ def _assemble(
                 SkillIssue(
                     Severity.ERROR,
                     "world.hooks must be a .py file in the experiment's folder",
-                    SourceLocation(str(root / spec.world.hooks)),
+                    where(("world", "hooks"), root / spec.world.hooks),
                 )
             )
             hooks_file = None
@@ -267,7 +281,7 @@ def _assemble(
                 SkillIssue(
                     Severity.ERROR,
                     f"agents.inactive_when does not parse: {exc}",
-                    SourceLocation(str(root / EXPERIMENT_FILE)),
+                    where(("agents", "inactive_when"), root / EXPERIMENT_FILE),
                 )
             )
     max_retries = spec.max_retries if spec.max_retries is not None else settings.max_retries
