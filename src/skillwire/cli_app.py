@@ -464,4 +464,5 @@ def keys_new(
         f'key_sha256 = "{hash_key(key)}"'
     )
 
+
 app.add_typer(sim_app, name="sim")

@@ -192,3 +192,29 @@ def test_malformed_outputs_retry_with_the_reason_then_fall_back() -> None:
 
 
 START_ONLY = "<<<DECISION_START>>> {'decision': "
+
+
+def test_conditions_may_read_the_agent_type(flood_copy: Path) -> None:
+    edit(
+        flood_copy / "skill_registry.yaml",
+        '- "not relocated"',
+        "- \"not relocated and agent_type == 'tenant'\"",
+    )
+    exp = load_experiment(flood_copy)
+    pre, _ = Governance(exp, "disabled").check(
+        "household", "relocate", exp.agents[0].state, {}, AgentHistory(), 1
+    )
+    failed = [r for r in pre if not r.ok]
+    assert [(r.validator, r.rule) for r in failed] == [
+        ("feasibility", "not relocated and agent_type == 'tenant'")
+    ]
+
+
+def test_a_condition_over_a_list_column_is_a_load_error(flood_copy: Path) -> None:
+    from skillwire.sim import read_experiment
+
+    edit(flood_copy / "skill_registry.yaml", '- "not relocated"', '- "size(memory) > 2"')
+    issues = [str(i) for i in read_experiment(flood_copy).issues]
+    assert any("memory" in i and "skill_registry.yaml" in i and "error" in i for i in issues), (
+        issues
+    )

@@ -217,4 +217,15 @@ def test_a_yaml_tag_is_refused(tmp_path: Path) -> None:
 def test_a_bad_inactive_when_is_an_error_at_its_line(flood_copy: Path) -> None:
     edit(flood_copy / "experiment.yaml", "inactive_when: relocated", "inactive_when: relocatd or")
     line = line_of(flood_copy / "experiment.yaml", "inactive_when")
-    assert any(f"experiment.yaml:{line}:" in e and "inactive_when" in e for e in _errors(flood_copy))
+    assert any(
+        f"experiment.yaml:{line}:" in e and "inactive_when" in e for e in _errors(flood_copy)
+    )
+
+
+def test_placeholder_values_are_inserted_as_text_not_expanded() -> None:
+    from skillwire.sim.prompts import fill_template
+
+    text = fill_template("{a} and {b} {not a placeholder} {}", {"a": "{b}", "b": "B"}, "t")
+    assert text == "{b} and B {not a placeholder} {}"
+    with pytest.raises(Exception, match="placeholder"):
+        fill_template("{missing}", {}, "t")

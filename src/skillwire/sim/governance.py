@@ -184,6 +184,7 @@ class Governance:
             variables.update(
                 {k: v for k, v in constructs.items() if k in gates.inputs and isinstance(v, str)}
             )
+        variables["agent_type"] = agent_type
         gate = gates.full if consistency else gates.base
         runs = [ToolRun(name, {}, None, True) for _, name in history.runs]
         decision = gate.check(skill_id, variables, history=runs)
@@ -355,6 +356,7 @@ def _input_types(experiment: Experiment, spec: AgentTypeSpec) -> dict[str, str]:
             types[key] = "string"
     for construct in spec.constructs:
         types.setdefault(construct.name, "string")
+    types["agent_type"] = "string"
     return types
 
 

@@ -148,7 +148,10 @@ def _assemble(
 
     agents, header = _agents(root, spec, issues, hashes)
     state_keys = tuple(k for k in header if k != spec.agents.id_column)
-    known = set(state_keys) | {"agent_type"} if header else None
+    # Conditions read the agents' plain values (not lists such as memory) and agent_type.
+    first = agents[0].state if agents else {}
+    scalars = {k for k in state_keys if isinstance(first.get(k), bool | int | float | str)}
+    known = scalars | {"agent_type"} if agents else None
     docs: dict[str, Document] = {}
     for name in (spec.registry, spec.agent_types):
         path = _inside(root, name)
