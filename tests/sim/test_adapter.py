@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.sim.helpers import END, FLOOD, START, answer
 
 from skillwire.sim import load_experiment
 from skillwire.sim.adapter import Proposal, parse_output, repair_json, retry_prompt
-
-from .conftest import END, FLOOD, START, answer
 
 EXP = load_experiment(FLOOD)
 SPEC = EXP.agent_types["household"]

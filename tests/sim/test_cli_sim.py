@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.sim.helpers import FLOOD, answer, edit
 from typer.testing import CliRunner, Result
 
 from skillwire.cli_app import app
-
-from .conftest import FLOOD, answer, edit
 
 
 def cli(*args: object) -> Result:

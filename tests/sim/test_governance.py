@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.sim.helpers import FLOOD, FunctionProposer, answer, cycle, edit, results_of, simulate
+
 from skillwire.sim import load_experiment
 from skillwire.sim.governance import AgentHistory, Governance
-
-from .conftest import FLOOD, FunctionProposer, answer, cycle, edit, results_of, simulate
 
 EXP = load_experiment(FLOOD)
 

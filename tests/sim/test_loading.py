@@ -8,13 +8,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tests.sim.helpers import FLOOD, edit
 
 from skillwire.core.errors import ExperimentError
 from skillwire.core.issues import Severity
 from skillwire.sim import is_experiment, load_experiment, read_experiment
 from skillwire.sim.sources import read_csv, read_yaml
-
-from .conftest import FLOOD, edit
 
 SHARED = next(
     (

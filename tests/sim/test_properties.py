@@ -7,10 +7,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.sim.helpers import END, FLOOD, START, FunctionProposer, answer, cycle, simulate
 
 from skillwire.sim import load_experiment
-
-from .conftest import END, FLOOD, START, FunctionProposer, answer, cycle, simulate
 
 EXP = load_experiment(FLOOD)
 LABELS = ["VL", "L", "M", "H", "VH", "X", ""]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.sim.helpers import FLOOD, answer, simulate
 
 from skillwire.core.chat import ChatRequest, ChatResponse
 from skillwire.core.errors import ModelUnavailableError, UsageError
@@ -18,8 +19,6 @@ from skillwire.sim.proposers import ChatProposer, OfflineProposer, ScriptedPropo
 from skillwire.sim.report import build_report, write_chart, write_csv
 from skillwire.sim.runner import RunSettings
 from skillwire.sim.runs import replay_run, run_experiment
-
-from .conftest import FLOOD, answer, simulate
 
 EXP = load_experiment(FLOOD)
 FIELDS = {

@@ -8,10 +8,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 from ruamel.yaml import YAML
+from tests.sim.helpers import FLOOD
 
 from skillwire.sim.schema import SCHEMA_FILE, generate, main, render
-
-from .conftest import FLOOD
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
