@@ -70,8 +70,14 @@ def _proposer(spec: str, experiment: Experiment) -> tuple[Proposer, Callable[[],
         return ScriptedProposer.from_file(path), lambda: None
     from skillwire.assembly import choose_models
 
-    model = choose_models(spec).model
-    return ChatProposer(model), lambda: asyncio.run(model.aclose())
+    choice = choose_models(spec)
+    models = [choice.model] + ([choice.gate_model] if choice.gate_model is not choice.model else [])
+
+    async def close() -> None:
+        for model in models:
+            await model.aclose()
+
+    return ChatProposer(choice.model), lambda: asyncio.run(close())
 
 
 @sim_app.command("run")
@@ -122,7 +128,8 @@ def run(
         elapsed = time.perf_counter() - started
         typer.echo(
             f"{result.agents} agents x {result.steps} steps, {result.records} decision records "
-            f"in {elapsed:.2f} s ({settings.profile}, model {spec}): {out / 'audit.jsonl'}"
+            f"in {elapsed:.2f} s ({result.steps / elapsed:.1f} steps/s; {settings.profile}, "
+            f"model {spec}): {out / 'audit.jsonl'}"
         )
 
     guard(body)
