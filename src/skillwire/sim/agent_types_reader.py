@@ -13,27 +13,23 @@ enforced, one warning per block.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillwire.conditions import compile_condition
-from skillwire.core.errors import ConditionSyntaxError
 from skillwire.core.issues import SkillIssue
 from skillwire.sim.definitions import (
     ActionSpec,
     AgentTypeSpec,
     ConstructSpec,
-    GovernanceRule,
     ResponseField,
 )
+from skillwire.sim.governance_reader import read_governance
 from skillwire.sim.sources import Document
 
 __all__ = ["GlobalSettings", "read_agent_types"]
 
-_LEVELS = ("ERROR", "WARNING")
 _PARSING_ENFORCED = frozenset(
     {"decision_keywords", "default_skill", "preprocessor", "skill_map", "constructs"}
 )
@@ -239,7 +235,7 @@ def _agent_type(
     constructs = _constructs(doc, name, parsing.get("constructs") or {}, quote, issues)
     actions = _actions(doc, name, block.get("actions") or [], issues)
     names = set(known_names) | {c.name for c in constructs} if known_names is not None else None
-    governance = _governance(doc, name, block.get("governance") or {}, names, issues)
+    governance = read_governance(doc, name, block.get("governance") or {}, names, issues)
     llm = block.get("llm_params") or {}
     temperature = llm.get("temperature") if isinstance(llm, dict) else None
     memory = block.get("memory") or {}
@@ -394,110 +390,3 @@ def _actions(
         aliases = tuple(a for a in item.get("aliases") or [] if isinstance(a, str))
         out.append(ActionSpec(item["id"], aliases, str(item.get("description") or "")))
     return tuple(out)
-
-
-def _governance(
-    doc: Document, name: str, block: Any, known: Collection[str] | None, issues: list[SkillIssue]
-) -> dict[str, tuple[GovernanceRule, ...]]:
-    out: dict[str, tuple[GovernanceRule, ...]] = {}
-    if not isinstance(block, dict):
-        issues.append(doc.issue((name, "governance"), "expected a mapping of profiles"))
-        return out
-    for profile, rules in block.items():
-        if not isinstance(rules, dict):
-            issues.append(
-                doc.issue(
-                    (name, "governance", profile), "a profile has thinking_rules and identity_rules"
-                )
-            )
-            continue
-        compiled: list[GovernanceRule] = []
-        for kind in ("thinking", "identity"):
-            key = f"{kind}_rules"
-            for index, rule in enumerate(rules.get(key) or []):
-                path = (name, "governance", profile, key, index)
-                made = _rule(doc, path, kind, rule, f"{profile}.{key}[{index}]", known, issues)
-                if made is not None:
-                    compiled.append(made)
-        for other in rules:
-            if other not in ("thinking_rules", "identity_rules"):
-                issues.append(
-                    doc.issue(
-                        (name, "governance", profile, other),
-                        f"unknown key '{other}' (ignored)",
-                        warning=True,
-                    )
-                )
-        out[str(profile)] = tuple(compiled)
-    return out
-
-
-def _cel_list(values: list[Any]) -> str:
-    return "[" + ", ".join(json.dumps(str(v)) for v in values) + "]"
-
-
-def _rule(
-    doc: Document,
-    path: tuple[Any, ...],
-    kind: str,
-    rule: Any,
-    default_id: str,
-    known: Collection[str] | None,
-    issues: list[SkillIssue],
-) -> GovernanceRule | None:
-    if not isinstance(rule, dict):
-        issues.append(doc.issue(path, "a rule must be a mapping"))
-        return None
-    level = rule.get("level", "ERROR")
-    if level not in _LEVELS:
-        issues.append(doc.issue((*path, "level"), "level must be ERROR or WARNING"))
-        return None
-    blocked = rule.get("blocked_skills")
-    if not isinstance(blocked, list) or not blocked or not all(isinstance(s, str) for s in blocked):
-        issues.append(doc.issue((*path, "blocked_skills"), "blocked_skills must list skills"))
-        return None
-    parts: list[str] = []
-    construct = rule.get("construct")
-    if isinstance(rule.get("when_above"), list):
-        if not isinstance(construct, str):
-            issues.append(doc.issue((*path, "when_above"), "when_above needs a 'construct'"))
-            return None
-        parts.append(f"{construct} in {_cel_list(rule['when_above'])}")
-    for ci, cond in enumerate(rule.get("conditions") or []):
-        if (
-            not isinstance(cond, dict)
-            or not isinstance(cond.get("construct"), str)
-            or not isinstance(cond.get("values"), list)
-        ):
-            issues.append(
-                doc.issue((*path, "conditions", ci), "a condition is {construct, values: [...]}")
-            )
-            return None
-        parts.append(f"{cond['construct']} in {_cel_list(cond['values'])}")
-    precondition = rule.get("precondition")
-    if isinstance(precondition, str) and precondition:
-        parts.append(f"({precondition})")
-    if not parts:
-        issues.append(
-            doc.issue(path, "the rule has no condition (when_above, conditions or precondition)")
-        )
-        return None
-    source = " and ".join(parts)
-    try:
-        condition = compile_condition(source, known_names=known)
-    except ConditionSyntaxError as exc:
-        issues.append(doc.issue(path, f"the rule's condition does not compile ({source}): {exc}"))
-        return None
-    rule_id = str(rule["id"]) if isinstance(rule.get("id"), str) else default_id
-    message = rule.get("message")
-    if not isinstance(message, str) or not message:
-        message = f"{rule_id}: {', '.join(blocked)} is blocked when {source}"
-    return GovernanceRule(
-        rule_id,
-        "thinking" if kind == "thinking" else "identity",
-        level,
-        frozenset(blocked),
-        condition,
-        message,
-        doc.locate(path),
-    )

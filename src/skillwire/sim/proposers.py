@@ -1,15 +1,16 @@
 """Who answers an agent's prompt: the seeded offline proposer, a scripted list of raw
-outputs, any :class:`~skillwire.core.chat.ChatModel`, or a run's recorded outputs.
+outputs or any :class:`~skillwire.core.chat.ChatModel` (a replay's recorded outputs are
+answered in :mod:`skillwire.sim.runs`).
 
 Every proposer returns raw text (the adapter parses it), or None when it has no answer
-(a replay asked for a call the run never made).
+(a replay, :mod:`skillwire.sim.runs`, asked for a call the run never made).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,7 +25,6 @@ __all__ = [
     "DecisionRequest",
     "OfflineProposer",
     "Proposer",
-    "RecordedProposer",
     "ScriptedProposer",
 ]
 
@@ -189,21 +189,3 @@ class ChatProposer:
             )
         )
         return response.text
-
-
-class RecordedProposer:
-    """A run's recorded raw outputs, by (step, agent, attempt)."""
-
-    def __init__(self, recorded: Mapping[tuple[int, str, int], str | None], name: str) -> None:
-        self.recorded = dict(recorded)
-        self._name = name
-
-    @property
-    def name(self) -> str:
-        return f"replay of {self._name}"
-
-    async def propose(self, request: DecisionRequest) -> str | None:
-        return self.recorded.get((request.step, request.agent, request.attempt))
-
-
-ProposerFactory = Callable[[], Proposer]
