@@ -103,9 +103,11 @@ def load_hooks(experiment: Experiment) -> Hooks:
             f"{experiment.root}: the experiment has no world hooks: write an experiment.yaml "
             "naming them (world.hooks), see docs/sim.md"
         )
-    name = "skillwire_sim_world_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    # One module per file and content: an edited hooks file is imported afresh.
+    digest = hashlib.sha256(str(path).encode() + path.read_bytes()).hexdigest()[:16]
+    name = f"skillwire_sim_world_{digest}"
     module = sys.modules.get(name)
-    if module is None or getattr(module, "__file__", None) != str(path):
+    if module is None:
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
             raise UsageError(f"{path}: cannot import the world hooks")
