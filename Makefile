@@ -31,11 +31,12 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
-	for b in load_skills gate job_overhead concurrency offline_intent api; do \
+	for b in load_skills gate job_overhead concurrency offline_intent api sim; do \
 		$(BIN)/python -m bench.$$b || exit 1; done
 
 schemas: $(STAMP)
 	$(BIN)/python -m skillwire.skills.schemas --write schemas
+	$(BIN)/python -m skillwire.sim.schema --write schemas
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

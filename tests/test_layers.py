@@ -40,6 +40,7 @@ ASSEMBLERS = frozenset(
         "cli_app",
         "cli_check",
         "cli_jobs",
+        "cli_sim",
         "cli_output",
         "cli_values",
         "assembly",

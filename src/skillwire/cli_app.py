@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from skillwire.cli_sim import sim_app
+
 if TYPE_CHECKING:
     from skillwire.config import SkillwireConfig
     from skillwire.skills import LoadResult
@@ -58,9 +60,16 @@ def check(
     """Check skills: every error with file, line and column. Exit 1 on any error."""
     from skillwire.cli_check import add_rule_findings, explain_skills, render_report
     from skillwire.cli_jobs import guard
+    from skillwire.cli_sim import check_experiments, split_experiments
     from skillwire.config import load_config
     from skillwire.skills import load_paths
 
+    experiments, paths = split_experiments(paths)  # simulation experiments: docs/sim.md
+    sim_failed = bool(experiments) and check_experiments(
+        experiments, as_json=as_json, explain=explain, strict=strict, verbose=verbose
+    )
+    if experiments and not paths:
+        raise typer.Exit(1 if sim_failed else 0)
     config = guard(load_config)
     result = load_paths(paths)
     _check_python_tools(result, config.tools.python_modules)
@@ -78,7 +87,7 @@ def check(
             from skillwire.cli_check import render_explain
 
             render_explain(result.skills.values())
-    raise typer.Exit(1 if failed else 0)
+    raise typer.Exit(1 if failed or sim_failed else 0)
 
 
 def _check_python_tools(result: LoadResult, modules: Sequence[str]) -> None:
@@ -543,3 +552,6 @@ def keys_new(
         f"[[server.keys]]\nprincipal = {json.dumps(principal)}\nroles = [{roles}]\n"
         f'key_sha256 = "{hash_key(key)}"'
     )
+
+
+app.add_typer(sim_app, name="sim")

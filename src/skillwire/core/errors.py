@@ -4,6 +4,8 @@ Failures, each a mistake of someone in particular or a thing that went wrong::
 
     SkillwireError                 base of everything below
     ├── SkillError                 a skill file is wrong (its SkillIssue values, file and line)
+    ├── ExperimentError            a simulation experiment is wrong (its SkillIssue values,
+    │                              file and line)
     ├── ConditionSyntaxError       a condition does not parse (also a ValueError)
     ├── ConditionEvaluationError   a condition cannot be evaluated; the caller fails closed
     │                              (also a RuntimeError)
@@ -77,6 +79,7 @@ __all__ = [
     "ConditionSyntaxError",
     "ConflictError",
     "ControlFlowSignal",
+    "ExperimentError",
     "ForbiddenError",
     "GateInputError",
     "IncompleteScriptError",
@@ -110,6 +113,18 @@ class SkillwireError(Exception):
 
 
 # -- a skill author's mistakes ---------------------------------------------------------
+
+
+@dataclass
+class ExperimentError(SkillwireError):
+    """A simulation experiment cannot be used as written (``skillwire sim``, spec 002).
+    ``issues`` holds every error found, each with its file and line."""
+
+    issues: list[SkillIssue] = field(default_factory=list)
+
+    def __init__(self, issues: Iterable[SkillIssue]) -> None:
+        self.issues = list(issues)
+        super().__init__("\n".join(str(i) for i in self.issues))
 
 
 @dataclass
