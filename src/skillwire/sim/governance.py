@@ -397,8 +397,6 @@ def _gate(
         "tools": tools,
     }
     skill_model = Skill.model_validate(definition)
-    # The skill loaders set these two private attributes the same way: the conditions
-    # are already compiled (and located) in the experiment's own files.
-    skill_model._conditions = conditions
-    skill_model._locator = lambda path: locations.get(path, spec.location)
+    # The conditions are already compiled (and located) in the experiment's own files.
+    skill_model.attach_compiled(conditions, lambda path: locations.get(path, spec.location))
     return Gate.for_skill(skill_model)

@@ -336,6 +336,16 @@ class Skill(DomainFile):
             raise AttributeError("the skill has no private attributes")
         return private
 
+    def attach_compiled(
+        self,
+        conditions: dict[FieldPath, Condition],
+        locator: Callable[[FieldPath], SourceLocation],
+    ) -> None:
+        """Give a skill built in code (not by a loader: a simulation's agent type, say)
+        its compiled conditions and where each field was written, as the loaders do."""
+        self._conditions = conditions
+        self._locator = locator
+
     def locate(self, path: FieldPath) -> SourceLocation:
         """Where a field of this skill was written (file, line, column)."""
         if self._locator is None:
