@@ -134,6 +134,7 @@ def write_chart(tracked: list[str], rows: list[StepRow], path: Path, title: str)
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
     except ImportError:
         return "matplotlib is not installed (pip install 'skillwire[charts]')"
     figure, axes = plt.subplots(figsize=(7, 4), dpi=100)
@@ -141,6 +142,7 @@ def write_chart(tracked: list[str], rows: list[StepRow], path: Path, title: str)
     for key in tracked:
         axes.plot(steps, [row.shares.get(key, 0.0) for row in rows], marker="o", label=key)
     axes.set_xlabel("step")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole years
     axes.set_ylabel("share of agents")
     axes.set_ylim(0, 1)
     axes.set_title(title)
