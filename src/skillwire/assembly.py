@@ -12,13 +12,15 @@ from skillwire.config import SkillwireConfig, load_config
 from skillwire.core.chat import ChatModel
 from skillwire.core.errors import ModelConfigError, UsageError
 from skillwire.engine import Runtime
+from skillwire.skills import BasePolicy, load_base_policy
 from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
-from skillwire.tools import Executors
+from skillwire.tools import Executors, ShellExecutor
 
 __all__ = [
     "DEFAULT_DB",
     "ModelChoice",
+    "base_policy",
     "choose_models",
     "default_db",
     "make_executors",
@@ -43,10 +45,35 @@ def default_db(config: SkillwireConfig | None = None) -> Path:
     return Path(DEFAULT_DB)
 
 
-def make_executors(config: SkillwireConfig | None = None) -> Executors:
-    """The tool executors, with the operator's ``[tools]`` settings."""
+def base_policy(config: SkillwireConfig | None = None, path: Path | None = None) -> BasePolicy:
+    """The operator's base policy: ``path`` (``--policy``), else the configuration's
+    ``runtime.base_policy`` (relative to the configuration file's folder), else
+    skillwire's default (no shell prefix, no root). Raises SkillError for a bad file."""
+    if path is None and config is not None and config.runtime.base_policy:
+        path = Path(config.runtime.base_policy).expanduser()
+        if not path.is_absolute() and config.source:
+            path = Path(config.source).parent / path
+    if path is None:
+        return BasePolicy()
+    if not path.is_file():
+        raise UsageError(f"no base policy file {path}")
+    return load_base_policy(path)
+
+
+def make_executors(
+    config: SkillwireConfig | None = None, base: BasePolicy | None = None
+) -> Executors:
+    """The tool executors, with the operator's ``[tools]`` settings; shell tools'
+    sandbox binds the base policy's roots."""
     tools = (config or SkillwireConfig()).tools
-    return Executors(python_modules=tools.python_modules, tool_timeout=tools.timeout)
+    base = base or BasePolicy()
+    shell = ShellExecutor(
+        shell_path=tools.shell_path,
+        sandbox=tools.sandbox,
+        read_roots=base.filesystem.allowedReadRoots,
+        write_roots=base.filesystem.allowedWriteRoots,
+    )
+    return Executors(python_modules=tools.python_modules, tool_timeout=tools.timeout, shell=shell)
 
 
 @dataclass
@@ -122,9 +149,11 @@ def make_runtime(db: Path, choice: ModelChoice, config: SkillwireConfig | None =
     """A runtime on the SQLite store at ``db`` (created if needed), its tools run as
     ``config`` says."""
     db.parent.mkdir(parents=True, exist_ok=True)
+    base = base_policy(config)
     return Runtime(
         SQLiteJobStore(db),
         choice.model,
         gate_model=choice.gate_model,
-        executors=make_executors(config),
+        executors=make_executors(config, base),
+        base_policy=base,
     )

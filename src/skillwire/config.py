@@ -8,6 +8,8 @@
     [tools]
     python_modules = ["mycompany.tools"]  # modules python tools may name (and submodules)
     timeout = 30.0             # seconds a tool call may take unless it says ``timeoutMs``
+    sandbox = "auto"           # shell tools in bubblewrap: auto | required | off
+    shell_path = "/usr/local/bin:/usr/bin:/bin"  # where shell tools' programs are found
 
     [models.local]
     backend = "openai"         # openai | anthropic | offline
@@ -103,6 +105,11 @@ class ToolsConfig(BaseModel):
     itself and its submodules (``mycompany.tools`` allows ``mycompany.tools.refunds``)."""
     timeout: float = Field(default=30.0, gt=0, le=3600)  # tools.DEFAULT_TOOL_TIMEOUT
     """Seconds a tool call may take when its executor declares no ``timeoutMs``."""
+    sandbox: Literal["auto", "required", "off"] = "auto"
+    """Shell tools in a bubblewrap sandbox: ``auto`` when ``bwrap`` is installed,
+    ``required`` refuses to run them without it, ``off`` never sandboxes them."""
+    shell_path: str = Field(default="/usr/local/bin:/usr/bin:/bin", min_length=1)
+    """The ``PATH`` shell tools' programs are looked up in (never the runtime's own)."""
 
 
 class ServerKey(BaseModel):

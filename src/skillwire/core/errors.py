@@ -31,6 +31,9 @@ Failures, each a mistake of someone in particular or a thing that went wrong::
     ├── CallableRefusedError       a python tool names a callable outside its skill's
     │                              folder and the operator's modules
     ├── ToolTimeoutError           a tool call outlasted its time limit (a failed outcome)
+    ├── ShellTemplateError         a shell tool's argsTemplate cannot be filled from the
+    │                              call's arguments (the gate blocks the call)
+    ├── CredentialError            a credential a package needs is unset or invalid
     └── ScriptError                a scripted model was used other than its script says
         │                          (also an AssertionError, so a test reports it as a failure)
         ├── ScriptFormatError      the script is malformed
@@ -77,6 +80,7 @@ __all__ = [
     "ConditionSyntaxError",
     "ConflictError",
     "ControlFlowSignal",
+    "CredentialError",
     "ForbiddenError",
     "GateInputError",
     "IncompleteScriptError",
@@ -95,6 +99,7 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptFormatError",
     "ServiceUnavailable",
+    "ShellTemplateError",
     "SkillError",
     "SkillwireError",
     "StageMismatchError",
@@ -286,6 +291,16 @@ class ToolTimeoutError(SkillwireError):
         self.seconds = seconds
         self.started = started
         super().__init__(f"timed out after {seconds:g} s" + ("" if started else " in the queue"))
+
+
+class ShellTemplateError(SkillwireError, ValueError):
+    """A ``shell_command`` tool's ``argsTemplate`` cannot be filled from a call's
+    arguments (a missing field, a value that is not text, one read as an option)."""
+
+
+class CredentialError(SkillwireError):
+    """A credential a package's tool needs is unset, or its value fails the package's
+    ``validation``. The message names the credential, never its value."""
 
 
 # -- the scripted test model -----------------------------------------------------------

@@ -201,6 +201,9 @@ class ShellCommandExecutor(SkillPart):
     """Output beyond this many characters is cut."""
     allowedActions: list[str] | None = None  # noqa: N815
     """The allowed values of the ``action`` input."""
+    network: bool = False
+    """The program needs the network (skillwire addition): in the sandbox it gets
+    one; without this it has none."""
 
 
 class HttpRequestExecutor(SkillPart):

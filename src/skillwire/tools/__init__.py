@@ -1,8 +1,13 @@
 """Executors: how tools run once the gate allows them.
 
-:class:`Executors` picks one by the tool's ``executor.type``: ``python`` and
-``simulate`` run here; ``shell_command``, ``http_request`` and ``mcp`` are declared by
-skills but not executable yet, and a call to one fails with a clear outcome.
+:class:`Executors` picks one by the tool's ``executor.type``: ``python``,
+``simulate`` and ``shell_command`` (:mod:`skillwire.tools.shell`) run here;
+``http_request`` and ``mcp`` are declared by skills but not executable yet, and a call
+to one fails with a clear outcome.
+
+Every outcome's ``state_changes`` are checked against the tool's declared ``effects``:
+a tool that reports a change it does not declare fails (effect safety), whatever
+executor ran it.
 
 A ``python`` callable comes from the skill's folder or a module the operator lists
 (``python_modules``), and every call has a time limit (the tool's ``timeoutMs``, else
@@ -25,14 +30,17 @@ from skillwire.tools.python_scope import (
     module_listed,
     resolve_callable,
 )
+from skillwire.tools.shell import DEFAULT_SHELL_PATH, ShellExecutor
 from skillwire.tools.simulate import SimulatedExecutor, fill_template
 from skillwire.tools.tool_threads import ToolThreads, ToolTimeoutError
 
 __all__ = [
+    "DEFAULT_SHELL_PATH",
     "DEFAULT_TOOL_TIMEOUT",
     "CallableRefusedError",
     "Executors",
     "PythonCallableExecutor",
+    "ShellExecutor",
     "SimulatedExecutor",
     "ToolThreads",
     "ToolTimeoutError",
@@ -40,6 +48,7 @@ __all__ = [
     "fill_template",
     "module_listed",
     "resolve_callable",
+    "undeclared_effects",
 ]
 
 
@@ -50,7 +59,8 @@ class Executors(ExecutorRegistry[Tool]):
 
     ``python_modules`` are the module prefixes the operator lets python tools name
     besides the skill's own folder; ``tool_timeout`` is the seconds a python tool call
-    may take when the tool declares no ``timeoutMs``.
+    may take when the tool declares no ``timeoutMs``; ``shell`` runs ``shell_command``
+    tools (default: no roots bound, sandboxed when ``bwrap`` is installed).
     """
 
     def __init__(
@@ -59,10 +69,12 @@ class Executors(ExecutorRegistry[Tool]):
         *,
         python_modules: Sequence[str] = (),
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        shell: ShellExecutor | None = None,
     ) -> None:
         self.by_type: dict[str, ToolExecutor[Tool]] = {
             "python": PythonCallableExecutor(modules=python_modules, timeout=tool_timeout),
             "simulate": SimulatedExecutor(),
+            "shell_command": shell or ShellExecutor(),
         }
         self.by_type.update(extra or {})
 
@@ -89,6 +101,24 @@ class Executors(ExecutorRegistry[Tool]):
             return ToolOutcome(
                 False, error=f"executor type '{kind}' is not available in this runtime yet"
             )
-        return await executor.execute(
+        outcome = await executor.execute(
             tool, args, idempotency_key=idempotency_key, skill_root=skill_root
         )
+        return undeclared_effects(tool, outcome)
+
+
+def undeclared_effects(tool: Tool, outcome: ToolOutcome) -> ToolOutcome:
+    """``outcome``, or a failed one when it reports state changes the tool does not
+    declare in ``effects`` (they are refused: the job records the failure, not them)."""
+    if not outcome.state_changes:
+        return outcome
+    extra = sorted(k for k in outcome.state_changes if k not in tool.effects)
+    if not extra:
+        return outcome
+    declared = ", ".join(tool.effects) or "none"
+    return ToolOutcome(
+        False,
+        result=outcome.result,
+        error=f"refused: {tool.name} reported state changes it does not declare "
+        f"({', '.join(extra)}; declared: {declared}); they were not applied",
+    )
