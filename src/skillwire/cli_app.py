@@ -395,6 +395,30 @@ def models(
 
 
 @app.command()
+def call(
+    skill: Annotated[Path, typer.Argument(help="The skill file or package folder.")],
+    tool: Annotated[str, typer.Argument(help="The tool's name (a package's local name works).")],
+    args: Annotated[str, typer.Option("--args", help="The arguments, a JSON object.")] = "{}",
+    as_role: Annotated[
+        str | None, typer.Option("--as", help="Approve as this role if the call needs it.")
+    ] = None,
+    policy: Annotated[
+        Path | None, typer.Option("--policy", help="The operator's base policy file.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Call one tool through the gate and its executor, outside a job. Exit 1 when
+    blocked, 3 when it needs an approval --as does not give, 4 when the tool fails."""
+    from skillwire.cli_call import run_call
+    from skillwire.cli_jobs import guard
+
+    code = guard(
+        lambda: run_call(skill, tool, args, as_role=as_role, policy=policy, as_json=as_json)
+    )
+    raise typer.Exit(code)
+
+
+@app.command()
 def serve(
     paths: Annotated[
         list[Path] | None,
