@@ -10,21 +10,25 @@ from pathlib import Path
 
 from skillwire.config import SkillwireConfig, load_config
 from skillwire.core.chat import ChatModel
-from skillwire.core.errors import ModelConfigError, UsageError
+from skillwire.core.errors import CredentialError, ModelConfigError, UsageError
 from skillwire.engine import Runtime
-from skillwire.skills import BasePolicy, load_base_policy
+from skillwire.skills import BasePolicy, LoadResult, load_base_policy
 from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
-from skillwire.tools import Executors, ShellExecutor
+from skillwire.tools import Credentials, Executors, ShellExecutor
+from skillwire.tools.credentials import load_secrets
 
 __all__ = [
     "DEFAULT_DB",
     "ModelChoice",
+    "add_credential_findings",
     "base_policy",
     "choose_models",
+    "credentials",
     "default_db",
     "make_executors",
     "make_runtime",
+    "refuse_without_credentials",
 ]
 
 DEFAULT_DB = ".skillwire/jobs.db"
@@ -60,8 +64,44 @@ def base_policy(config: SkillwireConfig | None = None, path: Path | None = None)
     return load_base_policy(path)
 
 
+def credentials(config: SkillwireConfig | None = None) -> Credentials:
+    """Package credentials from the environment and the configured secrets file."""
+    secrets_file = config.credentials.secrets_file if config is not None else None
+    if not secrets_file:
+        return Credentials()
+    path = Path(secrets_file).expanduser()
+    if not path.is_absolute() and config is not None and config.source:
+        path = Path(config.source).parent / path
+    try:
+        return Credentials(secrets=load_secrets(path))
+    except CredentialError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def refuse_without_credentials(skill: Skill, creds: Credentials) -> None:
+    """UsageError with the package's message when a required credential of ``skill`` is
+    unusable and it says ``fail_fast``: its job does not start."""
+    refusal = creds.resolve(skill).refusal()
+    if refusal is not None:
+        raise UsageError(f"{skill.id}: {refusal}")
+
+
+def add_credential_findings(result: LoadResult, config: SkillwireConfig | None) -> None:
+    """For ``skillwire check``: each loaded package's required credentials that are
+    unset or invalid (warnings; optional ones as notes), at the line declaring them."""
+    creds = credentials(config)
+    for rep in result.report.skills:
+        skill = result.skills.get(rep.skill_id or "")
+        if skill is None or not rep.loaded or skill.credentials is None:
+            continue
+        for issue in creds.resolve(skill).issues():
+            rep.add(issue.location.file, [issue])
+
+
 def make_executors(
-    config: SkillwireConfig | None = None, base: BasePolicy | None = None
+    config: SkillwireConfig | None = None,
+    base: BasePolicy | None = None,
+    creds: Credentials | None = None,
 ) -> Executors:
     """The tool executors, with the operator's ``[tools]`` settings; shell tools'
     sandbox binds the base policy's roots."""
@@ -73,7 +113,12 @@ def make_executors(
         read_roots=base.filesystem.allowedReadRoots,
         write_roots=base.filesystem.allowedWriteRoots,
     )
-    return Executors(python_modules=tools.python_modules, tool_timeout=tools.timeout, shell=shell)
+    return Executors(
+        python_modules=tools.python_modules,
+        tool_timeout=tools.timeout,
+        shell=shell,
+        credentials=creds or credentials(config),
+    )
 
 
 @dataclass

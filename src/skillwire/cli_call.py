@@ -23,7 +23,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from skillwire.assembly import base_policy, make_executors
+from skillwire.assembly import base_policy, credentials, make_executors
 from skillwire.config import load_config
 from skillwire.core.errors import UsageError
 from skillwire.core.executor import ToolOutcome
@@ -119,7 +119,9 @@ def call_tool(
     tool = skill.tool(decision.tool)
     if tool is None:  # the gate allowed a tool the skill has: cannot happen
         raise UsageError(f"no tool {decision.tool}")
-    executors = make_executors(config, base)
+    creds = credentials(config)
+    creds.resolve(skill)
+    executors = make_executors(config, base, creds)
     result.tool = tool.name
     result.outcome = asyncio.run(
         executors.execute(

@@ -11,6 +11,9 @@
     sandbox = "auto"           # shell tools in bubblewrap: auto | required | off
     shell_path = "/usr/local/bin:/usr/bin:/bin"  # where shell tools' programs are found
 
+    [credentials]
+    secrets_file = "secrets.toml"  # ID = "value" lines; the environment wins over it
+
     [models.local]
     backend = "openai"         # openai | anthropic | offline
     model = "llama3.1"
@@ -43,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from skillwire.core.errors import UsageError
 
 __all__ = [
+    "CredentialsConfig",
     "ModelConfig",
     "RuntimeConfig",
     "ServerConfig",
@@ -112,6 +116,16 @@ class ToolsConfig(BaseModel):
     """The ``PATH`` shell tools' programs are looked up in (never the runtime's own)."""
 
 
+class CredentialsConfig(BaseModel):
+    """Where package credentials come from besides the environment."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    secrets_file: str | None = None
+    """A TOML file of ``ID = "value"`` strings (relative to the configuration file's
+    folder); a variable of the environment with the same name wins over it."""
+
+
 class ServerKey(BaseModel):
     """One API key of ``skillwire serve``: who holds it and what they may do."""
 
@@ -167,6 +181,8 @@ class SkillwireConfig(BaseModel):
     """``skillwire serve``: API keys and request behaviour."""
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     """How tools run."""
+    credentials: CredentialsConfig = Field(default_factory=CredentialsConfig)
+    """Where package credentials come from."""
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     """Named models."""
     source: str = ""

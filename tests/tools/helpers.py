@@ -97,3 +97,47 @@ def tool_of(skill: Skill, name: str) -> Tool:
     found = skill.tool(name)
     assert found is not None, name
     return found
+
+
+INTENTS = {
+    "supported": [
+        {
+            "id": "intent_tools",
+            "description": "Use the demo tools",
+            "examples": ["run the tool", "use the tools"],
+        }
+    ]
+}
+
+
+def job_package(tmp_path: Path, tools: list[dict[str, Any]], **kwargs: Any) -> Path:
+    """:func:`write_package` whose ``skill.json`` declares an intent, so that a job of
+    it runs on the scripted model."""
+    folder = write_package(tmp_path, tools, **kwargs)
+    manifest = {
+        "schemaVersion": "skillwire-skill/v1",
+        "id": SKILL_ID,
+        "version": "1",
+        "intents": INTENTS,
+    }
+    (folder / "skill.json").write_text(json.dumps(manifest, indent=2))
+    return folder
+
+
+def job_script(tool: str, args: dict[str, Any], answer: str = "done") -> list[dict[str, Any]]:
+    """Scripted replies: the intent, one call of ``tool`` (local name), the answer."""
+    return [
+        {"stage": "intent", "json": {"intent": "intent_tools", "entities": {}}},
+        {
+            "stage": "planner",
+            "tool_call": {"name": f"{SKILL_ID}__{tool}", "id": "t1", "arguments": args},
+        },
+        {
+            "stage": "planner",
+            "tool_call": {
+                "name": "final_answer",
+                "id": "f1",
+                "arguments": {"answer": answer, "fields": {}},
+            },
+        },
+    ]

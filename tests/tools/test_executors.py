@@ -419,12 +419,14 @@ def test_the_tools_api_is_exported_and_documented() -> None:
 
     assert sorted(skillwire.tools.__all__) == [
         "CallableRefusedError",
+        "Credentials",
         "DEFAULT_SHELL_PATH",
         "DEFAULT_TOOL_TIMEOUT",
         "Executors",
         "PythonCallableExecutor",
         "ShellExecutor",
         "SimulatedExecutor",
+        "SkillCredentials",
         "ToolThreads",
         "ToolTimeoutError",
         "callable_problem",

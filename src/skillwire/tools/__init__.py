@@ -5,7 +5,10 @@
 ``http_request`` and ``mcp`` are declared by skills but not executable yet, and a call
 to one fails with a clear outcome.
 
-Every outcome's ``state_changes`` are checked against the tool's declared ``effects``:
+A package's credentials are injected into the tools bound to them, a tool whose bound
+credential is unset fails as unavailable, and every outcome is redacted of secret
+values (:mod:`skillwire.tools.credentials`). Every outcome's ``state_changes`` are
+checked against the tool's declared ``effects``:
 a tool that reports a change it does not declare fails (effect safety), whatever
 executor ran it.
 
@@ -23,6 +26,7 @@ from typing import Any
 
 from skillwire.core.executor import ExecutorRegistry, ToolExecutor, ToolOutcome
 from skillwire.skills.model_tools import Tool
+from skillwire.tools.credentials import Credentials, SkillCredentials
 from skillwire.tools.python_callable import DEFAULT_TOOL_TIMEOUT, PythonCallableExecutor
 from skillwire.tools.python_scope import (
     CallableRefusedError,
@@ -38,10 +42,12 @@ __all__ = [
     "DEFAULT_SHELL_PATH",
     "DEFAULT_TOOL_TIMEOUT",
     "CallableRefusedError",
+    "Credentials",
     "Executors",
     "PythonCallableExecutor",
     "ShellExecutor",
     "SimulatedExecutor",
+    "SkillCredentials",
     "ToolThreads",
     "ToolTimeoutError",
     "callable_problem",
@@ -70,13 +76,24 @@ class Executors(ExecutorRegistry[Tool]):
         python_modules: Sequence[str] = (),
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
         shell: ShellExecutor | None = None,
+        credentials: Credentials | None = None,
     ) -> None:
+        self.credentials = credentials or Credentials()
+        shell = shell or ShellExecutor()
+        if shell.environment is None:
+            shell.environment = self.environment
         self.by_type: dict[str, ToolExecutor[Tool]] = {
             "python": PythonCallableExecutor(modules=python_modules, timeout=tool_timeout),
             "simulate": SimulatedExecutor(),
-            "shell_command": shell or ShellExecutor(),
+            "shell_command": shell,
         }
         self.by_type.update(extra or {})
+
+    def environment(self, tool: Tool, skill_root: Path | None) -> dict[str, str]:
+        """The credentials bound to ``tool`` (of the skill in ``skill_root``), by the
+        variable or header each binding names: only that tool's own."""
+        creds = self.credentials.of(skill_root)
+        return creds.environment(tool.name) if creds is not None else {}
 
     def waits(self, tool: Tool, skill_root: Path | None) -> bool:
         """Whether running ``tool`` may wait (on a thread, for I/O), so that the job
@@ -101,9 +118,16 @@ class Executors(ExecutorRegistry[Tool]):
             return ToolOutcome(
                 False, error=f"executor type '{kind}' is not available in this runtime yet"
             )
+        creds = self.credentials.of(skill_root)
+        if creds is not None:
+            unavailable = creds.unavailable(tool.name)
+            if unavailable is not None:
+                return ToolOutcome(False, error=unavailable)
         outcome = await executor.execute(
             tool, args, idempotency_key=idempotency_key, skill_root=skill_root
         )
+        if creds is not None:
+            outcome = creds.redact_outcome(outcome)
         return undeclared_effects(tool, outcome)
 
 

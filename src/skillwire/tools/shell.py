@@ -74,10 +74,9 @@ _NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts")
 _GRACE = 2.0
 """Seconds to wait for the output pipes to close after the group was killed."""
 
-Environment = Callable[[Tool], dict[str, str]]
-"""The extra environment of one tool's process (its bound credentials)."""
-Redactor = Callable[[Tool, str], str]
-"""Redacts a tool's output (credential values) before anything keeps it."""
+Environment = Callable[[Tool, Path | None], dict[str, str]]
+"""The extra environment of one tool's process, given the tool and its skill's folder
+(its bound credentials)."""
 
 
 def bwrap_path() -> str | None:
@@ -156,7 +155,8 @@ class ShellExecutor:
 
     ``read_roots`` and ``write_roots`` are what the sandbox binds: the operator's base
     policy (each skill's merged roots, never wider, are checked by the gate).
-    ``environment`` gives a tool's bound credentials, ``redact`` cleans its output.
+    ``environment`` gives a tool's bound credentials (the registry,
+    :class:`~skillwire.tools.Executors`, sets it and redacts every outcome).
     """
 
     def __init__(
@@ -167,14 +167,12 @@ class ShellExecutor:
         read_roots: Sequence[str] = (),
         write_roots: Sequence[str] = (),
         environment: Environment | None = None,
-        redact: Redactor | None = None,
     ) -> None:
         self.shell_path = shell_path
         self.sandbox = sandbox
         self.read_roots = tuple(read_roots)
         self.write_roots = tuple(write_roots)
         self.environment = environment
-        self.redact = redact
         self.bwrap = bwrap_path() if sandbox != "off" else None
 
     @property
@@ -225,11 +223,12 @@ class ShellExecutor:
         argv = [program, *fixed, *rendered]
         workdir = tempfile.mkdtemp(prefix="skillwire-tool-")
         try:
-            return await self._run(tool, spec, argv, workdir)
+            env = self._env(tool, skill_root, workdir)
+            return await self._run(spec, argv, workdir, env)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _env(self, tool: Tool, workdir: str) -> dict[str, str]:
+    def _env(self, tool: Tool, skill_root: Path | None, workdir: str) -> dict[str, str]:
         env = {
             "PATH": self.shell_path,
             "LANG": "C.UTF-8",
@@ -237,11 +236,11 @@ class ShellExecutor:
             "TMPDIR": workdir,
         }
         if self.environment is not None:
-            env.update(self.environment(tool))
+            env.update(self.environment(tool, skill_root))
         return env
 
     async def _run(
-        self, tool: Tool, spec: ShellCommandExecutor, argv: list[str], workdir: str
+        self, spec: ShellCommandExecutor, argv: list[str], workdir: str, env: dict[str, str]
     ) -> ToolOutcome:
         full = argv
         if self.bwrap is not None:
@@ -260,7 +259,7 @@ class ShellExecutor:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=workdir,
-                env=self._env(tool, workdir),
+                env=env,
                 start_new_session=True,
             )
         except OSError as exc:
@@ -285,8 +284,6 @@ class ShellExecutor:
         except TimeoutError:  # a process outside the group holds a pipe: stop reading
             out, err = _Captured("", True), _Captured("", True)
         stdout, stderr = out.text, err.text
-        if self.redact is not None:
-            stdout, stderr = self.redact(tool, stdout), self.redact(tool, stderr)
         result = {
             "exitCode": process.returncode,
             "stdout": stdout,
