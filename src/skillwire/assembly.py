@@ -17,11 +17,13 @@ from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
 from skillwire.tools import Credentials, Executors, ShellExecutor
 from skillwire.tools.credentials import load_secrets
+from skillwire.tools.report import tool_findings
+from skillwire.tools.shell import bwrap_path
 
 __all__ = [
     "DEFAULT_DB",
     "ModelChoice",
-    "add_credential_findings",
+    "add_tool_findings",
     "base_policy",
     "choose_models",
     "credentials",
@@ -86,15 +88,28 @@ def refuse_without_credentials(skill: Skill, creds: Credentials) -> None:
         raise UsageError(f"{skill.id}: {refusal}")
 
 
-def add_credential_findings(result: LoadResult, config: SkillwireConfig | None) -> None:
-    """For ``skillwire check``: each loaded package's required credentials that are
-    unset or invalid (warnings; optional ones as notes), at the line declaring them."""
+def add_tool_findings(result: LoadResult, config: SkillwireConfig | None) -> None:
+    """For ``skillwire check``: each loaded skill's tools (executor, sandbox, the
+    credentials they need and whether they are set, the prefixes and roots the base
+    policy must allow), and each package's required credentials that are unset or
+    invalid (warnings; optional ones as notes), at the lines declaring them."""
+    config = config or SkillwireConfig()
     creds = credentials(config)
+    base = base_policy(config)
+    if config.tools.sandbox == "off":
+        sandbox = "off"
+    else:
+        sandbox = "bwrap" if bwrap_path() is not None else "missing"
     for rep in result.report.skills:
         skill = result.skills.get(rep.skill_id or "")
-        if skill is None or not rep.loaded or skill.credentials is None:
+        if skill is None or not rep.loaded:
             continue
-        for issue in creds.resolve(skill).issues():
+        resolved = creds.resolve(skill) if skill.credentials is not None else None
+        found = [
+            *(resolved.issues() if resolved else []),
+            *tool_findings(skill, base, resolved, sandbox),
+        ]
+        for issue in found:
             rep.add(issue.location.file, [issue])
 
 

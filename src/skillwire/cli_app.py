@@ -48,9 +48,9 @@ def check(
     config = guard(load_config)
     result = load_paths(paths)
     _check_python_tools(result, config.tools.python_modules)
-    from skillwire.assembly import add_credential_findings
+    from skillwire.assembly import add_tool_findings
 
-    guard(lambda: add_credential_findings(result, config))
+    guard(lambda: add_tool_findings(result, config))
     add_rule_findings(result)
     report = result.report
     failed = not report.ok or (strict and report.warning_count > 0)

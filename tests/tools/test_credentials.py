@@ -183,9 +183,14 @@ def test_check_lists_required_credentials_that_are_unset(
     monkeypatch.setenv("BETA_KEY", BETA)
     result = CliRunner().invoke(app, ["check", str(tmp_path / "p" / "tools-demo"), "--json"])
     data = json.loads(result.stdout)
-    messages = [i["message"] for s in data["skills"] for f in s["files"] for i in f["issues"]]
-    assert any("credential ALPHA_KEY is not set (bound to tools-demo.alpha)" in m for m in messages)
-    assert not any("BETA_KEY" in m for m in messages)
+    issues = [i for s in data["skills"] for f in s["files"] for i in f["issues"]]
+    unset = [i["message"] for i in issues if i["code"] == "credential-unset"]
+    assert len(unset) == 1
+    assert unset[0].startswith("credential ALPHA_KEY is not set (bound to tools-demo.alpha)")
+    facts = [i["message"] for i in issues if i["code"] == "tool-report"]
+    assert "tools-demo.alpha: executor shell_command" in facts[0]
+    assert "credentials ALPHA_KEY (unset)" in facts[0]
+    assert "credentials BETA_KEY (set)" in facts[1]
 
 
 # -- the canary ------------------------------------------------------------------------

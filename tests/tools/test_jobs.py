@@ -143,4 +143,6 @@ def test_an_undeclared_state_change_is_refused_and_the_job_says_so(tmp_path: Pat
     assert failed, [e.kind for e in job.events]
     assert "reported state changes it does not declare (deleted_everything" in failed[0].message
     assert not events_of(job, "tool_finished")
-    assert "deleted_everything" not in str(job.record.state.get("history", [{}])[-1].get("state_changes"))
+    assert "deleted_everything" not in str(
+        job.record.state.get("history", [{}])[-1].get("state_changes")
+    )
