@@ -15,7 +15,7 @@ from skillwire.engine import Runtime
 from skillwire.skills import BasePolicy, LoadResult, load_base_policy
 from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
-from skillwire.tools import Credentials, Executors, ShellExecutor
+from skillwire.tools import Credentials, Executors, HttpExecutor, ShellExecutor
 from skillwire.tools.credentials import load_secrets
 from skillwire.tools.report import tool_findings
 from skillwire.tools.shell import bwrap_path
@@ -132,6 +132,7 @@ def make_executors(
         python_modules=tools.python_modules,
         tool_timeout=tools.timeout,
         shell=shell,
+        http=HttpExecutor(allowed_hosts=tools.http_allowed_hosts),
         credentials=creds or credentials(config),
     )
 

@@ -10,6 +10,7 @@
     timeout = 30.0             # seconds a tool call may take unless it says ``timeoutMs``
     sandbox = "auto"           # shell tools in bubblewrap: auto | required | off
     shell_path = "/usr/local/bin:/usr/bin:/bin"  # where shell tools' programs are found
+    http_allowed_hosts = ["api.example.com", "127.0.0.1:8080"]  # all http tools may reach
 
     [credentials]
     secrets_file = "secrets.toml"  # ID = "value" lines; the environment wins over it
@@ -114,6 +115,9 @@ class ToolsConfig(BaseModel):
     ``required`` refuses to run them without it, ``off`` never sandboxes them."""
     shell_path: str = Field(default="/usr/local/bin:/usr/bin:/bin", min_length=1)
     """The ``PATH`` shell tools' programs are looked up in (never the runtime's own)."""
+    http_allowed_hosts: list[str] = Field(default_factory=list)
+    """The hosts (``host`` or ``host:port``) ``http_request`` tools may reach; none
+    unless listed."""
 
 
 class CredentialsConfig(BaseModel):

@@ -423,6 +423,7 @@ def test_the_tools_api_is_exported_and_documented() -> None:
         "DEFAULT_SHELL_PATH",
         "DEFAULT_TOOL_TIMEOUT",
         "Executors",
+        "HttpExecutor",
         "PythonCallableExecutor",
         "ShellExecutor",
         "SimulatedExecutor",

@@ -34,6 +34,8 @@ Failures, each a mistake of someone in particular or a thing that went wrong::
     ├── ShellTemplateError         a shell tool's argsTemplate cannot be filled from the
     │                              call's arguments (the gate blocks the call)
     ├── CredentialError            a credential a package needs is unset or invalid
+    ├── ToolRefusedError           an executor will not make a call (a host the operator
+    │                              does not allow, a response too large); a failed outcome
     └── ScriptError                a scripted model was used other than its script says
         │                          (also an AssertionError, so a test reports it as a failure)
         ├── ScriptFormatError      the script is malformed
@@ -104,6 +106,7 @@ __all__ = [
     "SkillwireError",
     "StageMismatchError",
     "StateVersionError",
+    "ToolRefusedError",
     "ToolTimeoutError",
     "UsageError",
     "VersionConflict",
@@ -301,6 +304,11 @@ class ShellTemplateError(SkillwireError, ValueError):
 class CredentialError(SkillwireError):
     """A credential a package's tool needs is unset, or its value fails the package's
     ``validation``. The message names the credential, never its value."""
+
+
+class ToolRefusedError(SkillwireError, ValueError):
+    """An executor will not make a call: a host the operator does not allow, a redirect
+    elsewhere, a response larger than allowed. Turned into a failed outcome."""
 
 
 # -- the scripted test model -----------------------------------------------------------

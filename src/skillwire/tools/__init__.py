@@ -1,9 +1,9 @@
 """Executors: how tools run once the gate allows them.
 
 :class:`Executors` picks one by the tool's ``executor.type``: ``python``,
-``simulate`` and ``shell_command`` (:mod:`skillwire.tools.shell`) run here;
-``http_request`` and ``mcp`` are declared by skills but not executable yet, and a call
-to one fails with a clear outcome.
+``simulate``, ``shell_command`` (:mod:`skillwire.tools.shell`) and ``http_request``
+(:mod:`skillwire.tools.http`) run here; ``mcp`` is declared by skills but not
+executable yet, and a call to one fails with a clear outcome.
 
 A package's credentials are injected into the tools bound to them, a tool whose bound
 credential is unset fails as unavailable, and every outcome is redacted of secret
@@ -27,6 +27,7 @@ from typing import Any
 from skillwire.core.executor import ExecutorRegistry, ToolExecutor, ToolOutcome
 from skillwire.skills.model_tools import Tool
 from skillwire.tools.credentials import Credentials, SkillCredentials
+from skillwire.tools.http import HttpExecutor
 from skillwire.tools.python_callable import DEFAULT_TOOL_TIMEOUT, PythonCallableExecutor
 from skillwire.tools.python_scope import (
     CallableRefusedError,
@@ -44,6 +45,7 @@ __all__ = [
     "CallableRefusedError",
     "Credentials",
     "Executors",
+    "HttpExecutor",
     "PythonCallableExecutor",
     "ShellExecutor",
     "SimulatedExecutor",
@@ -76,16 +78,20 @@ class Executors(ExecutorRegistry[Tool]):
         python_modules: Sequence[str] = (),
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
         shell: ShellExecutor | None = None,
+        http: HttpExecutor | None = None,
         credentials: Credentials | None = None,
     ) -> None:
         self.credentials = credentials or Credentials()
         shell = shell or ShellExecutor()
-        if shell.environment is None:
-            shell.environment = self.environment
+        http = http or HttpExecutor()
+        for executor in (shell, http):
+            if executor.environment is None:
+                executor.environment = self.environment
         self.by_type: dict[str, ToolExecutor[Tool]] = {
             "python": PythonCallableExecutor(modules=python_modules, timeout=tool_timeout),
             "simulate": SimulatedExecutor(),
             "shell_command": shell,
+            "http_request": http,
         }
         self.by_type.update(extra or {})
 

@@ -22,7 +22,7 @@ from skillwire.tools.credentials import SkillCredentials
 
 __all__ = ["tool_findings"]
 
-RUNNABLE = frozenset({"python", "simulate", "shell_command"})
+RUNNABLE = frozenset({"python", "simulate", "shell_command", "http_request"})
 """The executor types this runtime runs."""
 
 
