@@ -17,6 +17,7 @@ from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
 from skillwire.tools import Credentials, Executors, HttpExecutor, ShellExecutor
 from skillwire.tools.credentials import load_secrets
+from skillwire.tools.mcp import McpExecutor, McpServer
 from skillwire.tools.report import tool_findings
 from skillwire.tools.shell import bwrap_path
 
@@ -133,6 +134,13 @@ def make_executors(
         tool_timeout=tools.timeout,
         shell=shell,
         http=HttpExecutor(allowed_hosts=tools.http_allowed_hosts),
+        mcp=McpExecutor(
+            [
+                McpServer(name, tuple(s.command or ()), s.url, dict(s.env))
+                for name, s in tools.mcp_servers.items()
+            ],
+            timeout=tools.timeout,
+        ),
         credentials=creds or credentials(config),
     )
 

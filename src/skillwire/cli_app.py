@@ -421,6 +421,29 @@ def call(
     raise typer.Exit(code)
 
 
+mcp_app = typer.Typer(help="MCP servers: list their tools as skill tool entries.")
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("tools")
+def mcp_tools(
+    command: Annotated[
+        list[str] | None, typer.Argument(help="The stdio server's command, after --.")
+    ] = None,
+    url: Annotated[
+        str | None, typer.Option("--url", help="A streamable HTTP server instead.")
+    ] = None,
+    server: Annotated[
+        str, typer.Option("--server", help="The server name the entries use.")
+    ] = "server",
+) -> None:
+    """Print an MCP server's tools as tools.json entries an author can paste."""
+    from skillwire.cli_call import mcp_tools as listing
+    from skillwire.cli_jobs import guard
+
+    guard(lambda: listing(command or [], url=url, server=server))
+
+
 @app.command()
 def serve(
     paths: Annotated[

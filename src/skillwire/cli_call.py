@@ -123,14 +123,19 @@ def call_tool(
     creds.resolve(skill)
     executors = make_executors(config, base, creds)
     result.tool = tool.name
-    result.outcome = asyncio.run(
-        executors.execute(
-            tool,
-            dict(decision.args),
-            idempotency_key=f"call-{uuid.uuid4().hex}",
-            skill_root=skill.root,
-        )
-    )
+
+    async def run() -> ToolOutcome:
+        try:
+            return await executors.execute(
+                tool,
+                dict(decision.args),
+                idempotency_key=f"call-{uuid.uuid4().hex}",
+                skill_root=skill.root,
+            )
+        finally:
+            await executors.aclose()
+
+    result.outcome = asyncio.run(run())
     return result
 
 
@@ -180,3 +185,24 @@ def run_call(
     else:
         render(result)
     return result.exit_code
+
+
+def mcp_tools(command: list[str], *, url: str | None, server: str) -> None:
+    """``skillwire mcp tools -- CMD ARGS...`` (or ``--url``): print the server's tools as
+    ``tools.json`` entries naming ``server``."""
+    from skillwire.tools.mcp import McpServer, list_server_tools, tool_entries
+
+    if (not command) == (url is None):
+        raise UsageError("give the server's command after --, or --url, not both")
+    found = McpServer(server, tuple(command), url)
+    try:
+        tools = asyncio.run(list_server_tools(found))
+    except ImportError:
+        raise UsageError(
+            "listing MCP tools needs the mcp SDK: pip install 'skillwire[tools]'"
+        ) from None
+    except Exception as exc:
+        raise UsageError(
+            f"cannot list the tools of {url or ' '.join(command)}: {type(exc).__name__}: {exc}"
+        ) from None
+    typer.echo(json.dumps({"tools": tool_entries(tools, server)}, indent=2))

@@ -12,6 +12,9 @@
     shell_path = "/usr/local/bin:/usr/bin:/bin"  # where shell tools' programs are found
     http_allowed_hosts = ["api.example.com", "127.0.0.1:8080"]  # all http tools may reach
 
+    [tools.mcp_servers.files]  # an MCP server mcp tools may name (or: url = "http://...")
+    command = ["python3", "-m", "my_mcp_server"]
+
     [credentials]
     secrets_file = "secrets.toml"  # ID = "value" lines; the environment wins over it
 
@@ -42,12 +45,13 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from skillwire.core.errors import UsageError
 
 __all__ = [
     "CredentialsConfig",
+    "McpServerConfig",
     "ModelConfig",
     "RuntimeConfig",
     "ServerConfig",
@@ -100,6 +104,25 @@ class RuntimeConfig(BaseModel):
 ModuleName = Annotated[str, Field(pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")]
 
 
+class McpServerConfig(BaseModel):
+    """An MCP server ``mcp`` tools may call: a stdio ``command`` or an HTTP ``url``."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    command: list[str] | None = Field(default=None, min_length=1)
+    """The program and its arguments; skillwire starts it once per runtime."""
+    url: str | None = None
+    """A streamable HTTP endpoint, already running."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment of a stdio server (never secrets: bind credentials instead)."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of command and url")
+        return self
+
+
 class ToolsConfig(BaseModel):
     """How tools run: where python tools may come from, how long a call may take."""
 
@@ -118,6 +141,8 @@ class ToolsConfig(BaseModel):
     http_allowed_hosts: list[str] = Field(default_factory=list)
     """The hosts (``host`` or ``host:port``) ``http_request`` tools may reach; none
     unless listed."""
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    """The MCP servers ``mcp`` tools may name, by name."""
 
 
 class CredentialsConfig(BaseModel):

@@ -424,6 +424,8 @@ def test_the_tools_api_is_exported_and_documented() -> None:
         "DEFAULT_TOOL_TIMEOUT",
         "Executors",
         "HttpExecutor",
+        "McpExecutor",
+        "McpServer",
         "PythonCallableExecutor",
         "ShellExecutor",
         "SimulatedExecutor",

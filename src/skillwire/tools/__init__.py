@@ -1,9 +1,9 @@
 """Executors: how tools run once the gate allows them.
 
 :class:`Executors` picks one by the tool's ``executor.type``: ``python``,
-``simulate``, ``shell_command`` (:mod:`skillwire.tools.shell`) and ``http_request``
-(:mod:`skillwire.tools.http`) run here; ``mcp`` is declared by skills but not
-executable yet, and a call to one fails with a clear outcome.
+``simulate``, ``shell_command`` (:mod:`skillwire.tools.shell`), ``http_request``
+(:mod:`skillwire.tools.http`) and ``mcp`` (:mod:`skillwire.tools.mcp`) run here; an
+unknown type fails with a clear outcome.
 
 A package's credentials are injected into the tools bound to them, a tool whose bound
 credential is unset fails as unavailable, and every outcome is redacted of secret
@@ -28,6 +28,7 @@ from skillwire.core.executor import ExecutorRegistry, ToolExecutor, ToolOutcome
 from skillwire.skills.model_tools import Tool
 from skillwire.tools.credentials import Credentials, SkillCredentials
 from skillwire.tools.http import HttpExecutor
+from skillwire.tools.mcp import McpExecutor, McpServer
 from skillwire.tools.python_callable import DEFAULT_TOOL_TIMEOUT, PythonCallableExecutor
 from skillwire.tools.python_scope import (
     CallableRefusedError,
@@ -46,6 +47,8 @@ __all__ = [
     "Credentials",
     "Executors",
     "HttpExecutor",
+    "McpExecutor",
+    "McpServer",
     "PythonCallableExecutor",
     "ShellExecutor",
     "SimulatedExecutor",
@@ -79,12 +82,14 @@ class Executors(ExecutorRegistry[Tool]):
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
         shell: ShellExecutor | None = None,
         http: HttpExecutor | None = None,
+        mcp: McpExecutor | None = None,
         credentials: Credentials | None = None,
     ) -> None:
         self.credentials = credentials or Credentials()
         shell = shell or ShellExecutor()
         http = http or HttpExecutor()
-        for executor in (shell, http):
+        self.mcp = mcp or McpExecutor()
+        for executor in (shell, http, self.mcp):
             if executor.environment is None:
                 executor.environment = self.environment
         self.by_type: dict[str, ToolExecutor[Tool]] = {
@@ -92,8 +97,13 @@ class Executors(ExecutorRegistry[Tool]):
             "simulate": SimulatedExecutor(),
             "shell_command": shell,
             "http_request": http,
+            "mcp": self.mcp,
         }
         self.by_type.update(extra or {})
+
+    async def aclose(self) -> None:
+        """Stop the MCP servers started for this runtime's tools."""
+        await self.mcp.aclose()
 
     def environment(self, tool: Tool, skill_root: Path | None) -> dict[str, str]:
         """The credentials bound to ``tool`` (of the skill in ``skill_root``), by the

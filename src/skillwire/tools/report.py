@@ -22,7 +22,7 @@ from skillwire.tools.credentials import SkillCredentials
 
 __all__ = ["tool_findings"]
 
-RUNNABLE = frozenset({"python", "simulate", "shell_command", "http_request"})
+RUNNABLE = frozenset({"python", "simulate", "shell_command", "http_request", "mcp"})
 """The executor types this runtime runs."""
 
 
