@@ -108,10 +108,24 @@ def add_tool_findings(result: LoadResult, config: SkillwireConfig | None) -> Non
         resolved = creds.resolve(skill) if skill.credentials is not None else None
         found = [
             *(resolved.issues() if resolved else []),
-            *tool_findings(skill, base, resolved, sandbox),
+            *tool_findings(
+                skill,
+                base,
+                resolved,
+                sandbox,
+                http_hosts=config.tools.http_allowed_hosts,
+                mcp_servers=list(config.tools.mcp_servers),
+            ),
         ]
         for issue in found:
             rep.add(issue.location.file, [issue])
+
+
+def _config_dir(config: SkillwireConfig | None) -> str | None:
+    """The folder of the configuration file (where a stdio MCP server starts)."""
+    if config is None or not config.source:
+        return None
+    return str(Path(config.source).resolve().parent)
 
 
 def make_executors(
@@ -136,7 +150,7 @@ def make_executors(
         http=HttpExecutor(allowed_hosts=tools.http_allowed_hosts),
         mcp=McpExecutor(
             [
-                McpServer(name, tuple(s.command or ()), s.url, dict(s.env))
+                McpServer(name, tuple(s.command or ()), s.url, dict(s.env), cwd=_config_dir(config))
                 for name, s in tools.mcp_servers.items()
             ],
             timeout=tools.timeout,

@@ -110,7 +110,8 @@ class McpServerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     command: list[str] | None = Field(default=None, min_length=1)
-    """The program and its arguments; skillwire starts it once per runtime."""
+    """The program and its arguments; skillwire starts it once per runtime, in the
+    configuration file's folder."""
     url: str | None = None
     """A streamable HTTP endpoint, already running."""
     env: dict[str, str] = Field(default_factory=dict)

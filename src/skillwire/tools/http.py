@@ -10,7 +10,8 @@
 - Redirects are followed by hand, at most five, each target checked like the first: a
   redirect to another host fails the call.
 - ``headers`` are filled from the tool's bound credentials only (``{{TARGET}}``, the
-  binding's target), never from the arguments; ``body`` (JSON) from the arguments.
+  binding's target), never from the arguments (a header whose credential is unset is
+  left out); ``body`` (JSON) from the arguments.
 - ``timeoutMs`` bounds the whole call; a body larger than ``maxResponseBytes`` fails it.
   The runtime's proxy settings and ``.netrc`` are not used.
 
@@ -62,13 +63,15 @@ def render_url(template: str, args: Mapping[str, Any]) -> str:
 
 
 def _fill_headers(headers: Mapping[str, str], secrets: Mapping[str, str]) -> dict[str, str]:
-    def value(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in secrets:
-            raise ToolRefusedError(f"header placeholder '{name}' has no bound credential")
-        return secrets[name]
-
-    return {k: _FIELD.sub(value, v) for k, v in headers.items()}
+    """The headers with ``{{TARGET}}`` filled from the tool's bound credentials; a header
+    whose credential is unset (an optional one) is left out, never sent half filled."""
+    out: dict[str, str] = {}
+    for name, template in headers.items():
+        wanted = _FIELD.findall(template)
+        if any(w not in secrets for w in wanted):
+            continue
+        out[name] = _FIELD.sub(lambda m: secrets[m.group(1)], template)
+    return out
 
 
 def host_allowed(url: Any, allowed: Sequence[str]) -> str | None:

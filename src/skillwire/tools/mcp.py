@@ -46,6 +46,7 @@ class McpServer:
     command: tuple[str, ...] = ()
     url: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
 
     def transport(self, extra_env: Mapping[str, str]) -> Any:
         """The SDK's transport for this server (credentials in ``extra_env``)."""
@@ -57,7 +58,10 @@ class McpServer:
         from mcp.client.stdio import stdio_client
 
         params = StdioServerParameters(
-            command=self.command[0], args=list(self.command[1:]), env={**self.env, **extra_env}
+            command=self.command[0],
+            args=list(self.command[1:]),
+            env={**self.env, **extra_env},
+            cwd=self.cwd,
         )
         return stdio_client(params, errlog=_devnull())
 

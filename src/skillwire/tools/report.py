@@ -11,12 +11,18 @@ a confirmation list with nothing to match, an executor this runtime cannot run).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.skills.base_policy import BasePolicy
 from skillwire.skills.model import Skill
 from skillwire.skills.model_package import ToolPolicyOverride
-from skillwire.skills.model_tools import ShellCommandExecutor, Tool
+from skillwire.skills.model_tools import (
+    HttpRequestExecutor,
+    McpExecutor,
+    ShellCommandExecutor,
+    Tool,
+)
 from skillwire.skills.shell_template import template_problems
 from skillwire.tools.credentials import SkillCredentials
 
@@ -32,9 +38,15 @@ def _issue(skill: Skill, index: int, severity: Severity, message: str, code: str
 
 
 def _programs(spec: ShellCommandExecutor) -> list[str]:
+    """Each program's command line as far as it is fixed (up to the first template tag)."""
+    literal: list[str] = []
+    for element in spec.argsTemplate:
+        if "{{" in element:
+            break
+        literal.append(element)
     return [
-        " ".join([spec.command]),
-        *(" ".join([f.command, *f.fixedArgs]) for f in spec.commandFallbacks),
+        " ".join([spec.command, *literal]),
+        *(" ".join([f.command, *f.fixedArgs, *literal]) for f in spec.commandFallbacks),
     ]
 
 
@@ -67,7 +79,7 @@ def _shell(
                     index,
                     Severity.WARNING,
                     f"{tool.name} cannot run until the operator's base policy allows a "
-                    f"shell prefix for '{program}' (shell.allowedPrefixes)",
+                    f"shell prefix of '{program}' (shell.allowedPrefixes)",
                     "shell-prefix-not-allowed",
                 )
             )
@@ -96,11 +108,48 @@ def _shell(
     return out
 
 
+def _http(
+    skill: Skill, index: int, tool: Tool, spec: HttpRequestExecutor, hosts: Sequence[str]
+) -> list[SkillIssue]:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(spec.url.split("{{", 1)[0] if "://{{" in spec.url else spec.url)
+        host = parts.hostname or ""
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return []
+    if not host or "{{" in host:
+        return []
+    wanted = {f"{host}:{port}".lower()}
+    if port == (443 if parts.scheme == "https" else 80):
+        wanted.add(host.lower())
+    if wanted & {h.lower().strip() for h in hosts}:
+        return []
+    return [
+        _issue(
+            skill,
+            index,
+            Severity.WARNING,
+            f"{tool.name} cannot reach {host}:{port} until the operator lists it in "
+            "[tools] http_allowed_hosts",
+            "http-host-not-allowed",
+        )
+    ]
+
+
 def tool_findings(
-    skill: Skill, base: BasePolicy, creds: SkillCredentials | None, sandbox: str
+    skill: Skill,
+    base: BasePolicy,
+    creds: SkillCredentials | None,
+    sandbox: str,
+    *,
+    http_hosts: Sequence[str] = (),
+    mcp_servers: Sequence[str] = (),
 ) -> list[SkillIssue]:
     """Findings about each tool of ``skill`` under ``base``. ``sandbox`` is how shell
-    tools run here: ``bwrap``, ``missing`` (auto, not installed) or ``off``."""
+    tools run here: ``bwrap``, ``missing`` (auto, not installed) or ``off``;
+    ``http_hosts`` and ``mcp_servers`` are what the operator configured."""
     out: list[SkillIssue] = []
     overrides: dict[str, ToolPolicyOverride] = {}
     if skill.access is not None:
@@ -128,6 +177,19 @@ def tool_findings(
                 + (", network" if spec.network else ", no network")
             )
             out += _shell(skill, index, tool, spec, base, sandbox)
+        if isinstance(spec, HttpRequestExecutor):
+            out += _http(skill, index, tool, spec, http_hosts)
+        if isinstance(spec, McpExecutor) and spec.server not in mcp_servers:
+            out.append(
+                _issue(
+                    skill,
+                    index,
+                    Severity.WARNING,
+                    f"{tool.name} cannot run until the operator configures MCP server "
+                    f"'{spec.server}' ([tools.mcp_servers.{spec.server}])",
+                    "mcp-server-not-configured",
+                )
+            )
         if creds is not None:
             needed = creds.needed_by(tool.name) or [c for _, c in creds.bindings.get(tool.name, [])]
             if needed:
