@@ -55,6 +55,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/echo":
             data = {"body": json.loads(body or b"null"), "auth": self.headers.get("Authorization")}
             self._reply(200, json.dumps(data).encode())
+        elif path == "/cookie":
+            self._reply(200, b"{}", Set_Cookie="session=abc123; Path=/")
         elif path == "/text":
             self._reply(200, b"plain words", "text/plain; charset=utf-8")
         elif path == "/redirect-same":

@@ -217,3 +217,28 @@ def test_skillwire_call_reaches_the_configured_hosts_only(
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["outcome"]["result"]["body"] == {"item": "7"}
     assert [r["path"] for r in seen.requests] == ["/items/7"]
+
+
+def test_no_cookie_passes_from_one_call_to_the_next(
+    tmp_path: Path, server: tuple[int, Seen]
+) -> None:
+    port, seen = server
+    skill = package(
+        tmp_path,
+        [
+            http_tool("setter", f"http://127.0.0.1:{port}/cookie"),
+            http_tool("reader", f"http://127.0.0.1:{port}/items/x"),
+        ],
+    )
+    executors = Executors(http=HttpExecutor(allowed_hosts=[f"127.0.0.1:{port}"]))
+
+    async def both() -> None:
+        for name in ("setter", "reader"):
+            out = await executors.execute(
+                tool_of(skill, name), {}, idempotency_key="k", skill_root=skill.root
+            )
+            assert out.ok, out.error
+        await executors.aclose()
+
+    asyncio.run(both())
+    assert "Cookie" not in seen.requests[1]["headers"]

@@ -89,6 +89,7 @@ class Executors(ExecutorRegistry[Tool]):
         shell = shell or ShellExecutor()
         http = http or HttpExecutor()
         self.mcp = mcp or McpExecutor()
+        self.http = http
         for executor in (shell, http, self.mcp):
             if executor.environment is None:
                 executor.environment = self.environment
@@ -102,8 +103,10 @@ class Executors(ExecutorRegistry[Tool]):
         self.by_type.update(extra or {})
 
     async def aclose(self) -> None:
-        """Stop the MCP servers started for this runtime's tools."""
+        """Stop the MCP servers started for this runtime's tools, close its HTTP
+        connections."""
         await self.mcp.aclose()
+        await self.http.aclose()
 
     def environment(self, tool: Tool, skill_root: Path | None) -> dict[str, str]:
         """The credentials bound to ``tool`` (of the skill in ``skill_root``), by the

@@ -13,7 +13,8 @@
   binding's target), never from the arguments (a header whose credential is unset is
   left out); ``body`` (JSON) from the arguments.
 - ``timeoutMs`` bounds the whole call; a body larger than ``maxResponseBytes`` fails it.
-  The runtime's proxy settings and ``.netrc`` are not used.
+  The runtime's proxy settings and ``.netrc`` are not used. One client per event loop
+  keeps connections between calls, and keeps no cookie.
 
 The result is ``{status, headers: {content-type}, body}``: JSON when the response says
 it is (``responseType: auto``) or the tool asks for it, else text. A status outside
@@ -23,6 +24,7 @@ it is (``responseType: auto``) or the tool asks for it, else text. A status outs
 from __future__ import annotations
 
 import asyncio
+import http.cookiejar
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -112,6 +114,32 @@ class HttpExecutor:
         self.allowed_hosts = tuple(allowed_hosts)
         self.environment = environment
         self.transport = transport
+        self._clients: dict[asyncio.AbstractEventLoop, Any] = {}
+
+    def _client(self, httpx: Any) -> Any:
+        """The client of the running loop (its connections are kept between calls)."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None or client.is_closed:
+            for old in [k for k in self._clients if k.is_closed()]:
+                del self._clients[old]
+            no_cookies = http.cookiejar.CookieJar(
+                http.cookiejar.DefaultCookiePolicy(allowed_domains=[])
+            )  # shared by every tool: no call may leave a cookie for the next
+            client = httpx.AsyncClient(
+                follow_redirects=False,
+                trust_env=False,
+                transport=self.transport,
+                cookies=no_cookies,
+            )
+            self._clients[loop] = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close the running loop's client."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
 
     async def execute(
         self, tool: Tool, args: dict[str, Any], *, idempotency_key: str, skill_root: Path | None
@@ -156,30 +184,29 @@ class HttpExecutor:
     ) -> ToolOutcome:
         method = spec.method
         seconds = spec.timeoutMs / 1000
-        async with httpx.AsyncClient(
-            timeout=seconds, follow_redirects=False, trust_env=False, transport=self.transport
-        ) as client:
-            for _ in range(MAX_REDIRECTS + 1):
-                problem = host_allowed(url, self.allowed_hosts)
-                if problem is not None:
-                    raise ToolRefusedError(problem)
-                request = client.build_request(
-                    method,
-                    url,
-                    headers={"Idempotency-Key": key, **headers},
-                    json=body if method not in ("GET", "DELETE") else None,
-                )
-                response = await client.send(request, stream=True)
-                try:
-                    if response.is_redirect and "location" in response.headers:
-                        url = url.join(response.headers["location"])
-                        if response.status_code in (301, 302, 303):
-                            method, body = "GET", None
-                        continue
-                    data = await _read(response, spec.maxResponseBytes)
-                finally:
-                    await response.aclose()
-                return _outcome(response, data, spec)
+        client = self._client(httpx)
+        for _ in range(MAX_REDIRECTS + 1):
+            problem = host_allowed(url, self.allowed_hosts)
+            if problem is not None:
+                raise ToolRefusedError(problem)
+            request = client.build_request(
+                method,
+                url,
+                headers={"Idempotency-Key": key, **headers},
+                json=body if method not in ("GET", "DELETE") else None,
+                timeout=seconds,
+            )
+            response = await client.send(request, stream=True)
+            try:
+                if response.is_redirect and "location" in response.headers:
+                    url = url.join(response.headers["location"])
+                    if response.status_code in (301, 302, 303):
+                        method, body = "GET", None
+                    continue
+                data = await _read(response, spec.maxResponseBytes)
+            finally:
+                await response.aclose()
+            return _outcome(response, data, spec)
         raise ToolRefusedError(f"more than {MAX_REDIRECTS} redirects")
 
 
