@@ -281,3 +281,29 @@ def test_the_example_secret_never_reaches_a_skill_load(tmp_path: Path) -> None:
         credentials={"credentials": [spec("K")], "bindings": []},
     )
     assert load_skill(folder).credentials is not None
+
+
+def test_skillwire_run_refuses_to_start_without_a_fail_fast_credential(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "probe.py"
+    script.write_text(ENV_PROBE)
+    creds = {
+        "credentials": [spec("ALPHA_KEY")],
+        "bindings": [{"tool": "alpha", "credentialId": "ALPHA_KEY", "target": "A_TOKEN"}],
+        "missingCredentialBehavior": {
+            "mode": "fail_fast",
+            "messageTemplate": "{{credentialId}} is missing: ask the operator",
+        },
+    }
+    folder = job_package(tmp_path, [shell_tool("alpha", PY, [str(script)])], credentials=creds)
+    monkeypatch.delenv("ALPHA_KEY", raising=False)
+    (tmp_path / "none.toml").write_text("")
+    monkeypatch.setenv("SKILLWIRE_CONFIG", str(tmp_path / "none.toml"))
+    db = tmp_path / "jobs.db"
+    result = CliRunner().invoke(
+        app, ["run", str(folder), "-m", "go", "--model", "offline", "--db", str(db)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "tools-demo: ALPHA_KEY is missing: ask the operator" in result.stderr
+    assert not db.exists()  # no job was created
