@@ -5,6 +5,7 @@ Only the CLI and the server import this module; the engine sees protocols only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,6 +129,24 @@ def _config_dir(config: SkillwireConfig | None) -> str | None:
     return str(Path(config.source).resolve().parent)
 
 
+def base_guard(base: BasePolicy) -> Callable[[list[str]], list[str]]:
+    """The shell executor's second wall: an argv checked against the operator's base
+    policy alone (the gate checked it against the skill's merge, never wider)."""
+    from skillwire.core.patterns import compile_pattern
+    from skillwire.policy import AccessPolicy
+    from skillwire.policy.shell import argv_problems
+
+    access = AccessPolicy(
+        shell_allowed=tuple(base.shell.allowedPrefixes),
+        shell_denied=tuple(base.shell.denyPrefixes),
+        shell_deny_operators=tuple(base.shell.denyOperators),
+        shell_deny_patterns=tuple(compile_pattern(p) for p in base.shell.denyPatterns),
+        read_roots=tuple(base.filesystem.allowedReadRoots),
+        write_roots=tuple(base.filesystem.allowedWriteRoots),
+    )
+    return lambda argv: list(argv_problems(access, argv))
+
+
 def make_executors(
     config: SkillwireConfig | None = None,
     base: BasePolicy | None = None,
@@ -142,6 +161,7 @@ def make_executors(
         sandbox=tools.sandbox,
         read_roots=base.filesystem.allowedReadRoots,
         write_roots=base.filesystem.allowedWriteRoots,
+        guard=base_guard(base),
     )
     return Executors(
         python_modules=tools.python_modules,

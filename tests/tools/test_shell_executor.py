@@ -283,3 +283,35 @@ def test_the_sandbox_kills_on_timeout(tmp_path: Path) -> None:
 
 def test_bwrap_is_found_where_installed() -> None:
     assert (shutil.which("bwrap") is not None) == HAS_BWRAP
+
+
+def test_the_executor_checks_the_base_policy_again_before_starting(tmp_path: Path) -> None:
+    """A second wall: run without the gate, the program still meets the operator's
+    base policy right before it starts."""
+    from skillwire.assembly import make_executors
+    from skillwire.skills import BasePolicy
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret")
+    tool = tool_of(
+        package(
+            tmp_path, [shell_tool("cat", "cat", ["--", "{{path}}"], {"path": {"type": "string"}})]
+        ),
+        "cat",
+    )
+    allowed = BasePolicy.model_validate(
+        {"shell": {"allowedPrefixes": ["cat"]}, "filesystem": {"allowedReadRoots": [str(tmp_path)]}}
+    )
+
+    def call(base: BasePolicy) -> ToolOutcome:
+        executors = make_executors(None, base)
+        return asyncio.run(
+            executors.execute(tool, {"path": str(secret)}, idempotency_key="k", skill_root=None)
+        )
+
+    assert call(allowed).result["stdout"] == "s3cret"
+    refused = call(BasePolicy())
+    assert not refused.ok
+    assert refused.error.startswith("refused by the operator's base policy: ")
+    outside = call(BasePolicy.model_validate({"shell": {"allowedPrefixes": ["cat"]}}))
+    assert "outside the allowed roots" in outside.error

@@ -74,6 +74,10 @@ _NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts")
 _GRACE = 2.0
 """Seconds to wait for the output pipes to close after the group was killed."""
 
+Guard = Callable[[list[str]], list[str]]
+"""Why an argv (its program as the tool writes it) may not run, by the operator's base
+policy: a second wall behind the gate, at the moment the program starts."""
+
 Environment = Callable[[Tool, Path | None], dict[str, str]]
 """The extra environment of one tool's process, given the tool and its skill's folder
 (its bound credentials)."""
@@ -156,7 +160,9 @@ class ShellExecutor:
     ``read_roots`` and ``write_roots`` are what the sandbox binds: the operator's base
     policy (each skill's merged roots, never wider, are checked by the gate).
     ``environment`` gives a tool's bound credentials (the registry,
-    :class:`~skillwire.tools.Executors`, sets it and redacts every outcome).
+    :class:`~skillwire.tools.Executors`, sets it and redacts every outcome); ``guard``,
+    when given, checks the argv once more against the operator's base policy right
+    before the program starts (the program as the tool writes it).
     """
 
     def __init__(
@@ -167,8 +173,10 @@ class ShellExecutor:
         read_roots: Sequence[str] = (),
         write_roots: Sequence[str] = (),
         environment: Environment | None = None,
+        guard: Guard | None = None,
     ) -> None:
         self.shell_path = shell_path
+        self.guard = guard
         self.sandbox = sandbox
         self.read_roots = tuple(read_roots)
         self.write_roots = tuple(write_roots)
@@ -180,20 +188,21 @@ class ShellExecutor:
         """Whether shell tools run inside bubblewrap."""
         return self.bwrap is not None
 
-    def program(self, spec: ShellCommandExecutor) -> tuple[str, list[str]] | None:
+    def program(self, spec: ShellCommandExecutor) -> tuple[str, list[str], str] | None:
         """The first installed program of ``command`` and the fallbacks, as a path, with
-        its fixed arguments; None when none is installed."""
+        its fixed arguments and its name as the tool writes it; None when none is
+        installed."""
         for command, fixed in [
             (spec.command, []),
             *((f.command, list(f.fixedArgs)) for f in spec.commandFallbacks),
         ]:
             if "/" in command:
                 if os.path.isfile(command) and os.access(command, os.X_OK):
-                    return command, fixed
+                    return command, fixed, command
                 continue
             found = shutil.which(command, path=self.shell_path)
             if found is not None:
-                return found, fixed
+                return found, fixed, command
         return None
 
     async def execute(
@@ -219,7 +228,13 @@ class ShellExecutor:
             return ToolOutcome(
                 False, error=f"none of {', '.join(names)} is installed (PATH {self.shell_path})"
             )
-        program, fixed = chosen
+        program, fixed, written = chosen
+        if self.guard is not None:
+            problems = self.guard([written, *fixed, *rendered])
+            if problems:
+                return ToolOutcome(
+                    False, error="refused by the operator's base policy: " + "; ".join(problems)
+                )
         argv = [program, *fixed, *rendered]
         workdir = tempfile.mkdtemp(prefix="skillwire-tool-")
         try:
