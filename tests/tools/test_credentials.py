@@ -307,3 +307,46 @@ def test_skillwire_run_refuses_to_start_without_a_fail_fast_credential(
     assert result.exit_code == 2, result.output
     assert "tools-demo: ALPHA_KEY is missing: ask the operator" in result.stderr
     assert not db.exists()  # no job was created
+
+
+def test_the_canary_never_reaches_a_prompt(tmp_path: Path) -> None:
+    """The planner's next request carries the tool's (redacted) output, never the value."""
+    from tests.engine.helpers import run
+
+    from skillwire.engine import Runtime
+    from skillwire.store import SQLiteJobStore
+    from skillwire.testing import ScriptedModel
+
+    script = tmp_path / "echo.py"
+    script.write_text(ECHO_SECRET)
+    creds = {
+        "credentials": [spec("CANARY_KEY", redaction={"showPrefix": 2, "showSuffix": 2})],
+        "bindings": [{"tool": "echo", "credentialId": "CANARY_KEY", "target": "API_TOKEN"}],
+    }
+    skill = load_skill(
+        job_package(tmp_path, [shell_tool("echo", PY, [str(script)])], credentials=creds)
+    )
+    base = {"shell": {"allowedPrefixes": [PY]}, "filesystem": {"allowedReadRoots": [str(tmp_path)]}}
+    from skillwire.skills import BasePolicy
+
+    model = ScriptedModel(job_script("echo", {}))
+    executors = Executors(
+        shell=ShellExecutor(sandbox="off"), credentials=Credentials(environ={"CANARY_KEY": CANARY})
+    )
+
+    async def go() -> Any:
+        runtime = Runtime(
+            SQLiteJobStore(tmp_path / "jobs.db"),
+            model,
+            executors=executors,
+            base_policy=BasePolicy.model_validate(base),
+        )
+        try:
+            return await runtime.start(skill, "echo it")
+        finally:
+            await runtime.store.close()
+
+    job = run(go())
+    prompts = repr(model.calls)
+    assert "token is ca****et" in prompts  # the tool's output reached the planner, redacted
+    assert CANARY not in prompts and CANARY not in repr(job)
