@@ -315,3 +315,16 @@ def test_the_executor_checks_the_base_policy_again_before_starting(tmp_path: Pat
     assert refused.error.startswith("refused by the operator's base policy: ")
     outside = call(BasePolicy.model_validate({"shell": {"allowedPrefixes": ["cat"]}}))
     assert "outside the allowed roots" in outside.error
+
+
+def test_a_binding_cannot_replace_the_fixed_variables_or_the_loaders(tmp_path: Path) -> None:
+    tool = py_tool(tmp_path, ECHO)
+
+    def bound(_tool: Any, _root: Path | None) -> dict[str, str]:
+        return {"PATH": "/tmp/evil", "HOME": "/root", "LD_PRELOAD": "/tmp/x.so", "TOKEN": "t"}
+
+    outcome = run(ShellExecutor(sandbox="off", environment=bound), tool, {"args": []})
+    env = json.loads(outcome.result["stdout"])["env"]
+    assert env["PATH"] == "/usr/local/bin:/usr/bin:/bin"
+    assert env["HOME"] != "/root" and "LD_PRELOAD" not in env
+    assert env["TOKEN"] == "t"

@@ -57,10 +57,11 @@ class McpServer:
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
+        bound = {k: v for k, v in extra_env.items() if not k.startswith(("LD_", "DYLD_"))}
         params = StdioServerParameters(
             command=self.command[0],
             args=list(self.command[1:]),
-            env={**self.env, **extra_env},
+            env={**bound, **self.env},  # the operator's own variables win over bindings
             cwd=self.cwd,
         )
         return stdio_client(params, errlog=_devnull())

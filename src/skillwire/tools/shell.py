@@ -71,6 +71,9 @@ _SYSTEM_FILES = (
 _NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts")
 """Name resolution, bound only for a tool that declares ``network: true``."""
 
+_LOADER_PREFIXES = ("LD_", "DYLD_")
+"""Variables that change how a program is loaded: never set from a binding."""
+
 _GRACE = 2.0
 """Seconds to wait for the output pipes to close after the group was killed."""
 
@@ -244,14 +247,12 @@ class ShellExecutor:
             shutil.rmtree(workdir, ignore_errors=True)
 
     def _env(self, tool: Tool, skill_root: Path | None, workdir: str) -> dict[str, str]:
-        env = {
-            "PATH": self.shell_path,
-            "LANG": "C.UTF-8",
-            "HOME": workdir,
-            "TMPDIR": workdir,
-        }
-        if self.environment is not None:
-            env.update(self.environment(tool, skill_root))
+        """The process's environment: the tool's bound credentials, under the four
+        variables it always gets (a binding cannot replace ``PATH`` or ``HOME``, nor set
+        a loader variable such as ``LD_PRELOAD``)."""
+        bound = self.environment(tool, skill_root) if self.environment is not None else {}
+        env = {k: v for k, v in bound.items() if not k.startswith(_LOADER_PREFIXES)}
+        env.update(PATH=self.shell_path, LANG="C.UTF-8", HOME=workdir, TMPDIR=workdir)
         return env
 
     async def _run(
