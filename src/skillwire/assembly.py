@@ -69,17 +69,23 @@ def base_policy(config: SkillwireConfig | None = None, path: Path | None = None)
 
 
 def credentials(config: SkillwireConfig | None = None) -> Credentials:
-    """Package credentials from the environment and the configured secrets file."""
-    secrets_file = config.credentials.secrets_file if config is not None else None
+    """Package credentials from the configured secrets file and the environment
+    variables ``[credentials] env`` lists (never a model's API key)."""
+    config = config or SkillwireConfig()
+    reserved = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+    reserved |= {m.api_key_env for m in config.models.values() if m.api_key_env}
+    env_names = config.credentials.env
+    secrets_file = config.credentials.secrets_file
     if not secrets_file:
-        return Credentials()
+        return Credentials(env_names=env_names, reserved=reserved)
     path = Path(secrets_file).expanduser()
-    if not path.is_absolute() and config is not None and config.source:
+    if not path.is_absolute() and config.source:
         path = Path(config.source).parent / path
     try:
-        return Credentials(secrets=load_secrets(path))
+        secrets = load_secrets(path)
     except CredentialError as exc:
         raise UsageError(str(exc)) from None
+    return Credentials(secrets=secrets, env_names=env_names, reserved=reserved)
 
 
 def refuse_without_credentials(skill: Skill, creds: Credentials) -> None:

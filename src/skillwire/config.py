@@ -17,6 +17,7 @@
 
     [credentials]
     secrets_file = "secrets.toml"  # ID = "value" lines; the environment wins over it
+    env = ["REFUND_API_TOKEN"]     # variables packages may read (none unless listed)
 
     [models.local]
     backend = "openai"         # openai | anthropic | offline
@@ -154,6 +155,9 @@ class CredentialsConfig(BaseModel):
     secrets_file: str | None = None
     """A TOML file of ``ID = "value"`` strings (relative to the configuration file's
     folder); a variable of the environment with the same name wins over it."""
+    env: list[str] = Field(default_factory=list)
+    """The environment variables package credentials may be read from (``"*"``: any);
+    none unless listed. Model API keys and ``SKILLWIRE_*`` are never read."""
 
 
 class ServerKey(BaseModel):

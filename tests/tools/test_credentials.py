@@ -79,7 +79,10 @@ def test_a_tools_environment_holds_only_its_own_bound_credentials(
     monkeypatch.setenv("ALPHA_KEY", ALPHA)
     monkeypatch.setenv("BETA_KEY", BETA)
     skill = two_tools(tmp_path)
-    executors = Executors(shell=ShellExecutor(sandbox="off"))
+    executors = Executors(
+        shell=ShellExecutor(sandbox="off"),
+        credentials=Credentials(env_names=["ALPHA_KEY", "BETA_KEY"]),
+    )
     digest = {v: hashlib.sha256(v.encode()).hexdigest() for v in (ALPHA, BETA)}
     seen = {
         name: json.loads(run_tool(executors, skill, name, {}).result["stdout"])
@@ -181,6 +184,9 @@ def test_check_lists_required_credentials_that_are_unset(
     two_tools(tmp_path / "p")
     monkeypatch.delenv("ALPHA_KEY", raising=False)
     monkeypatch.setenv("BETA_KEY", BETA)
+    config = tmp_path / "skillwire.toml"
+    config.write_text('[credentials]\nenv = ["ALPHA_KEY", "BETA_KEY"]\n')
+    monkeypatch.setenv("SKILLWIRE_CONFIG", str(config))
     result = CliRunner().invoke(app, ["check", str(tmp_path / "p" / "tools-demo"), "--json"])
     data = json.loads(result.stdout)
     issues = [i for s in data["skills"] for f in s["files"] for i in f["issues"]]
@@ -222,7 +228,10 @@ def test_a_canary_secret_appears_nowhere_a_job_leaves_traces(
         {"shell": {"allowedPrefixes": [PY]}, "filesystem": {"allowedReadRoots": [str(tmp_path)]}},
     )
     config = tmp_path / "skillwire.toml"
-    config.write_text(f'[runtime]\nbase_policy = "{base}"\n[tools]\nsandbox = "off"\n')
+    config.write_text(
+        f'[runtime]\nbase_policy = "{base}"\n[tools]\nsandbox = "off"\n'
+        '[credentials]\nenv = ["CANARY_KEY"]\n'
+    )
     monkeypatch.setenv("SKILLWIRE_CONFIG", str(config))
     monkeypatch.setenv("CANARY_KEY", CANARY)
     db = tmp_path / "db" / "jobs.db"
@@ -350,3 +359,36 @@ def test_the_canary_never_reaches_a_prompt(tmp_path: Path) -> None:
     prompts = repr(model.calls)
     assert "token is ca****et" in prompts  # the tool's output reached the planner, redacted
     assert CANARY not in prompts and CANARY not in repr(job)
+
+
+def test_the_environment_is_read_only_for_the_names_the_operator_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package names the variables it reads: without the operator's list it could
+    read any secret of the runtime, a model's API key included."""
+    from skillwire.assembly import credentials
+    from skillwire.config import SkillwireConfig
+
+    monkeypatch.setenv("ALPHA_KEY", ALPHA)
+    monkeypatch.setenv("BETA_KEY", BETA)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-model-key-0123456789")
+    monkeypatch.setenv("MY_MODEL_KEY", "model-key-abcdef")
+    monkeypatch.setenv("SKILLWIRE_TEST_SECRET", "runtime-own-value")
+    skill = two_tools(tmp_path)
+    unlisted = Credentials().resolve(skill)
+    assert unlisted.values == {}
+    assert unlisted.problems["ALPHA_KEY"] == (
+        "ALPHA_KEY is not set (the environment has it, but [credentials] env does not list it)"
+    )
+    listed = Credentials(env_names=["ALPHA_KEY"]).resolve(skill)
+    assert listed.values == {"ALPHA_KEY": ALPHA}
+    config = SkillwireConfig.model_validate(
+        {
+            "credentials": {"env": ["*"]},
+            "models": {"m": {"backend": "openai", "api_key_env": "MY_MODEL_KEY"}},
+        }
+    )
+    creds = credentials(config)
+    assert creds.value("BETA_KEY") == BETA
+    for reserved in ("OPENAI_API_KEY", "MY_MODEL_KEY", "SKILLWIRE_TEST_SECRET"):
+        assert creds.value(reserved) is None

@@ -36,6 +36,7 @@ def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path
             f'[tools]\nhttp_allowed_hosts = ["127.0.0.1:{port}"]\n'
             f"[tools.mcp_servers.demo]\n"
             f'command = [{json.dumps(sys.executable)}, "demo_mcp_server.py"]\n'
+            '[credentials]\nenv = ["INVENTORY_TOKEN"]\n'
         )
         monkeypatch.setenv("SKILLWIRE_CONFIG", str(folder / "skillwire.toml"))
         monkeypatch.setenv("INVENTORY_TOKEN", TOKEN)

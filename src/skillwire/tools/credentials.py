@@ -1,8 +1,10 @@
 """Credentials (a package's ``credentials.json``): resolved, checked, injected, redacted.
 
-A credential's value comes from the runtime's environment (its ``id`` is the variable),
-else from the operator's secrets file (``[credentials] secrets_file`` in
-``skillwire.toml``: a TOML table of ``ID = "value"``). It is checked against the
+A credential's value comes from the runtime's environment (its ``id`` is the variable;
+only the names the operator lists in ``[credentials] env`` are read, since a package
+could otherwise name any variable of the runtime), else from the operator's secrets
+file (``[credentials] secrets_file`` in ``skillwire.toml``: a TOML table of
+``ID = "value"``). It is checked against the
 package's ``validation`` (``minLength``, ``pattern``); a value that fails is treated as
 unset, and no message ever repeats it.
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,21 +224,41 @@ class SkillCredentials:
 
 
 class Credentials:
-    """The runtime's credentials: values from ``environ`` (default: the process's
-    environment) and the operator's ``secrets``, resolved per skill."""
+    """The runtime's credentials, resolved per skill: values from the operator's
+    ``secrets``, and from the environment.
+
+    A package names the variables it reads, so the process's environment is read only
+    for the names the operator lists in ``env_names`` (``"*"``: any), never for one in
+    ``reserved`` (the runtime's own keys: model API keys, ``SKILLWIRE_*``). An explicit
+    ``environ`` mapping (tests, embedding) is read whole.
+    """
 
     def __init__(
         self,
         *,
         secrets: Mapping[str, str] | None = None,
         environ: Mapping[str, str] | None = None,
+        env_names: Collection[str] = (),
+        reserved: Collection[str] = (),
     ) -> None:
         self.secrets = dict(secrets or {})
-        self.environ = os.environ if environ is None else environ
+        if environ is None:
+            allowed = set(env_names)
+            skip = set(reserved)
+            self.environ: Mapping[str, str] = {
+                k: v
+                for k, v in os.environ.items()
+                if ("*" in allowed or k in allowed)
+                and k not in skip
+                and not k.startswith("SKILLWIRE_")
+            }
+        else:
+            self.environ = environ
         self._by_root: dict[Path, SkillCredentials] = {}
 
     def value(self, credential: str) -> str | None:
-        """A credential's value: the environment, else the secrets file."""
+        """A credential's value: the environment (as far as it is read), else the
+        secrets file."""
         found = self.environ.get(credential)
         return found if found else self.secrets.get(credential) or None
 
@@ -248,7 +270,12 @@ class Credentials:
             for spec in creds.credentials:
                 value = self.value(spec.id)
                 if value is None:
-                    out.problems[spec.id] = f"{spec.id} is not set"
+                    hidden = spec.id in os.environ and spec.id not in self.environ
+                    out.problems[spec.id] = f"{spec.id} is not set" + (
+                        " (the environment has it, but [credentials] env does not list it)"
+                        if hidden
+                        else ""
+                    )
                     continue
                 problem = _problem(spec, value)
                 if problem is not None:
