@@ -38,6 +38,7 @@ ASSEMBLERS = frozenset(
         "server",
         "cli",
         "cli_app",
+        "cli_call",
         "cli_check",
         "cli_jobs",
         "cli_sim",

@@ -5,24 +5,34 @@ Only the CLI and the server import this module; the engine sees protocols only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from skillwire.config import SkillwireConfig, load_config
 from skillwire.core.chat import ChatModel
-from skillwire.core.errors import ModelConfigError, UsageError
+from skillwire.core.errors import CredentialError, ModelConfigError, UsageError
 from skillwire.engine import Runtime
+from skillwire.skills import BasePolicy, LoadResult, load_base_policy
 from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
-from skillwire.tools import Executors
+from skillwire.tools import Credentials, Executors, HttpExecutor, ShellExecutor
+from skillwire.tools.credentials import load_secrets
+from skillwire.tools.mcp import McpExecutor, McpServer
+from skillwire.tools.report import tool_findings
+from skillwire.tools.shell import bwrap_path
 
 __all__ = [
     "DEFAULT_DB",
     "ModelChoice",
+    "add_tool_findings",
+    "base_policy",
     "choose_models",
+    "credentials",
     "default_db",
     "make_executors",
     "make_runtime",
+    "refuse_without_credentials",
 ]
 
 DEFAULT_DB = ".skillwire/jobs.db"
@@ -43,10 +53,136 @@ def default_db(config: SkillwireConfig | None = None) -> Path:
     return Path(DEFAULT_DB)
 
 
-def make_executors(config: SkillwireConfig | None = None) -> Executors:
-    """The tool executors, with the operator's ``[tools]`` settings."""
+def base_policy(config: SkillwireConfig | None = None, path: Path | None = None) -> BasePolicy:
+    """The operator's base policy: ``path`` (``--policy``), else the configuration's
+    ``runtime.base_policy`` (relative to the configuration file's folder), else
+    skillwire's default (no shell prefix, no root). Raises SkillError for a bad file."""
+    if path is None and config is not None and config.runtime.base_policy:
+        path = Path(config.runtime.base_policy).expanduser()
+        if not path.is_absolute() and config.source:
+            path = Path(config.source).parent / path
+    if path is None:
+        return BasePolicy()
+    if not path.is_file():
+        raise UsageError(f"no base policy file {path}")
+    return load_base_policy(path)
+
+
+def credentials(config: SkillwireConfig | None = None) -> Credentials:
+    """Package credentials from the configured secrets file and the environment
+    variables ``[credentials] env`` lists (never a model's API key)."""
+    config = config or SkillwireConfig()
+    reserved = {"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+    reserved |= {m.api_key_env for m in config.models.values() if m.api_key_env}
+    env_names = config.credentials.env
+    secrets_file = config.credentials.secrets_file
+    if not secrets_file:
+        return Credentials(env_names=env_names, reserved=reserved)
+    path = Path(secrets_file).expanduser()
+    if not path.is_absolute() and config.source:
+        path = Path(config.source).parent / path
+    try:
+        secrets = load_secrets(path)
+    except CredentialError as exc:
+        raise UsageError(str(exc)) from None
+    return Credentials(secrets=secrets, env_names=env_names, reserved=reserved)
+
+
+def refuse_without_credentials(skill: Skill, creds: Credentials) -> None:
+    """UsageError with the package's message when a required credential of ``skill`` is
+    unusable and it says ``fail_fast``: its job does not start."""
+    refusal = creds.resolve(skill).refusal()
+    if refusal is not None:
+        raise UsageError(f"{skill.id}: {refusal}")
+
+
+def add_tool_findings(result: LoadResult, config: SkillwireConfig | None) -> None:
+    """For ``skillwire check``: each loaded skill's tools (executor, sandbox, the
+    credentials they need and whether they are set, the prefixes and roots the base
+    policy must allow), and each package's required credentials that are unset or
+    invalid (warnings; optional ones as notes), at the lines declaring them."""
+    config = config or SkillwireConfig()
+    creds = credentials(config)
+    base = base_policy(config)
+    if config.tools.sandbox == "off":
+        sandbox = "off"
+    else:
+        sandbox = "bwrap" if bwrap_path() is not None else "missing"
+    for rep in result.report.skills:
+        skill = result.skills.get(rep.skill_id or "")
+        if skill is None or not rep.loaded:
+            continue
+        resolved = creds.resolve(skill) if skill.credentials is not None else None
+        found = [
+            *(resolved.issues() if resolved else []),
+            *tool_findings(
+                skill,
+                base,
+                resolved,
+                sandbox,
+                http_hosts=config.tools.http_allowed_hosts,
+                mcp_servers=list(config.tools.mcp_servers),
+            ),
+        ]
+        for issue in found:
+            rep.add(issue.location.file, [issue])
+
+
+def _config_dir(config: SkillwireConfig | None) -> str | None:
+    """The folder of the configuration file (where a stdio MCP server starts)."""
+    if config is None or not config.source:
+        return None
+    return str(Path(config.source).resolve().parent)
+
+
+def base_guard(base: BasePolicy) -> Callable[[list[str]], list[str]]:
+    """The shell executor's second wall: an argv checked against the operator's base
+    policy alone (the gate checked it against the skill's merge, never wider)."""
+    from skillwire.core.patterns import compile_pattern
+    from skillwire.policy import AccessPolicy
+    from skillwire.policy.shell import argv_problems
+
+    access = AccessPolicy(
+        shell_allowed=tuple(base.shell.allowedPrefixes),
+        shell_denied=tuple(base.shell.denyPrefixes),
+        shell_deny_operators=tuple(base.shell.denyOperators),
+        shell_deny_patterns=tuple(compile_pattern(p) for p in base.shell.denyPatterns),
+        read_roots=tuple(base.filesystem.allowedReadRoots),
+        write_roots=tuple(base.filesystem.allowedWriteRoots),
+    )
+    return lambda argv: list(argv_problems(access, argv))
+
+
+def make_executors(
+    config: SkillwireConfig | None = None,
+    base: BasePolicy | None = None,
+    creds: Credentials | None = None,
+) -> Executors:
+    """The tool executors, with the operator's ``[tools]`` settings; shell tools'
+    sandbox binds the base policy's roots."""
     tools = (config or SkillwireConfig()).tools
-    return Executors(python_modules=tools.python_modules, tool_timeout=tools.timeout)
+    base = base or BasePolicy()
+    shell = ShellExecutor(
+        shell_path=tools.shell_path,
+        sandbox=tools.sandbox,
+        read_roots=base.filesystem.allowedReadRoots,
+        write_roots=base.filesystem.allowedWriteRoots,
+        guard=base_guard(base),
+    )
+    return Executors(
+        python_modules=tools.python_modules,
+        tool_timeout=tools.timeout,
+        shell=shell,
+        http=HttpExecutor(allowed_hosts=tools.http_allowed_hosts),
+        mcp=McpExecutor(
+            [
+                McpServer(name, tuple(s.command or ()), s.url, dict(s.env), cwd=_config_dir(config))
+                for name, s in tools.mcp_servers.items()
+            ],
+            timeout=tools.timeout,
+        ),
+        credentials=creds or credentials(config),
+    )
 
 
 @dataclass
@@ -122,9 +258,11 @@ def make_runtime(db: Path, choice: ModelChoice, config: SkillwireConfig | None =
     """A runtime on the SQLite store at ``db`` (created if needed), its tools run as
     ``config`` says."""
     db.parent.mkdir(parents=True, exist_ok=True)
+    base = base_policy(config)
     return Runtime(
         SQLiteJobStore(db),
         choice.model,
         gate_model=choice.gate_model,
-        executors=make_executors(config),
+        executors=make_executors(config, base),
+        base_policy=base,
     )

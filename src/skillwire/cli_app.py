@@ -71,8 +71,12 @@ def check(
     if experiments and not paths:
         raise typer.Exit(1 if sim_failed else 0)
     config = guard(load_config)
-    result = load_paths(paths)
+    from skillwire.assembly import add_tool_findings, base_policy
+
+    result = load_paths(paths, base=guard(lambda: base_policy(config)))
     _check_python_tools(result, config.tools.python_modules)
+
+    guard(lambda: add_tool_findings(result, config))
     add_rule_findings(result)
     report = result.report
     failed = not report.ok or (strict and report.warning_count > 0)
@@ -477,6 +481,53 @@ def _missing_extra_module(exc: BaseException | None) -> str | None:
                 return name
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+@app.command()
+def call(
+    skill: Annotated[Path, typer.Argument(help="The skill file or package folder.")],
+    tool: Annotated[str, typer.Argument(help="The tool's name (a package's local name works).")],
+    args: Annotated[str, typer.Option("--args", help="The arguments, a JSON object.")] = "{}",
+    as_role: Annotated[
+        str | None, typer.Option("--as", help="Approve as this role if the call needs it.")
+    ] = None,
+    policy: Annotated[
+        Path | None, typer.Option("--policy", help="The operator's base policy file.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Call one tool through the gate and its executor, outside a job. Exit 1 when
+    blocked, 3 when it needs an approval --as does not give, 4 when the tool fails."""
+    from skillwire.cli_call import run_call
+    from skillwire.cli_jobs import guard
+
+    code = guard(
+        lambda: run_call(skill, tool, args, as_role=as_role, policy=policy, as_json=as_json)
+    )
+    raise typer.Exit(code)
+
+
+mcp_app = typer.Typer(help="MCP servers: list their tools as skill tool entries.")
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("tools")
+def mcp_tools(
+    command: Annotated[
+        list[str] | None, typer.Argument(help="The stdio server's command, after --.")
+    ] = None,
+    url: Annotated[
+        str | None, typer.Option("--url", help="A streamable HTTP server instead.")
+    ] = None,
+    server: Annotated[
+        str, typer.Option("--server", help="The server name the entries use.")
+    ] = "server",
+) -> None:
+    """Print an MCP server's tools as tools.json entries an author can paste."""
+    from skillwire.cli_call import mcp_tools as listing
+    from skillwire.cli_jobs import guard
+
+    guard(lambda: listing(command or [], url=url, server=server))
 
 
 @app.command()

@@ -80,7 +80,12 @@ def with_runtime(
     """Build a runtime for the job's skill (a resumed job continues its script) as
     ``config`` says (read now unless given), run ``work``, close. Notes about the model
     choice go to standard error."""
-    from skillwire.assembly import choose_models, make_runtime
+    from skillwire.assembly import (
+        choose_models,
+        credentials,
+        make_runtime,
+        refuse_without_credentials,
+    )
     from skillwire.config import load_config
     from skillwire.store import SQLiteJobStore
 
@@ -102,6 +107,8 @@ def with_runtime(
                     from skillwire.skills import load_skill
 
                     chosen_skill = load_skill(source)
+        if job_id is None and chosen_skill is not None:  # a job starts: its credentials
+            refuse_without_credentials(chosen_skill, credentials(config))
         choice = choose_models(model_spec, skill=chosen_skill, config=config, calls_made=calls)
         for note in choice.notes:
             plain_console(stderr=True, soft_wrap=True).print(styled(("note:", "yellow"), " ", note))

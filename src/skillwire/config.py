@@ -8,6 +8,16 @@
     [tools]
     python_modules = ["mycompany.tools"]  # modules python tools may name (and submodules)
     timeout = 30.0             # seconds a tool call may take unless it says ``timeoutMs``
+    sandbox = "auto"           # shell tools in bubblewrap: auto | required | off
+    shell_path = "/usr/local/bin:/usr/bin:/bin"  # where shell tools' programs are found
+    http_allowed_hosts = ["api.example.com", "127.0.0.1:8080"]  # all http tools may reach
+
+    [tools.mcp_servers.files]  # an MCP server mcp tools may name (or: url = "http://...")
+    command = ["python3", "-m", "my_mcp_server"]
+
+    [credentials]
+    secrets_file = "secrets.toml"  # ID = "value" lines; the environment wins over it
+    env = ["REFUND_API_TOKEN"]     # variables packages may read (none unless listed)
 
     [models.local]
     backend = "openai"         # openai | anthropic | offline
@@ -36,11 +46,13 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from skillwire.core.errors import UsageError
 
 __all__ = [
+    "CredentialsConfig",
+    "McpServerConfig",
     "ModelConfig",
     "RuntimeConfig",
     "ServerConfig",
@@ -93,6 +105,26 @@ class RuntimeConfig(BaseModel):
 ModuleName = Annotated[str, Field(pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")]
 
 
+class McpServerConfig(BaseModel):
+    """An MCP server ``mcp`` tools may call: a stdio ``command`` or an HTTP ``url``."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    command: list[str] | None = Field(default=None, min_length=1)
+    """The program and its arguments; skillwire starts it once per runtime, in the
+    configuration file's folder."""
+    url: str | None = None
+    """A streamable HTTP endpoint, already running."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment of a stdio server (never secrets: bind credentials instead)."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of command and url")
+        return self
+
+
 class ToolsConfig(BaseModel):
     """How tools run: where python tools may come from, how long a call may take."""
 
@@ -103,6 +135,29 @@ class ToolsConfig(BaseModel):
     itself and its submodules (``mycompany.tools`` allows ``mycompany.tools.refunds``)."""
     timeout: float = Field(default=30.0, gt=0, le=3600)  # tools.DEFAULT_TOOL_TIMEOUT
     """Seconds a tool call may take when its executor declares no ``timeoutMs``."""
+    sandbox: Literal["auto", "required", "off"] = "auto"
+    """Shell tools in a bubblewrap sandbox: ``auto`` when ``bwrap`` is installed,
+    ``required`` refuses to run them without it, ``off`` never sandboxes them."""
+    shell_path: str = Field(default="/usr/local/bin:/usr/bin:/bin", min_length=1)
+    """The ``PATH`` shell tools' programs are looked up in (never the runtime's own)."""
+    http_allowed_hosts: list[str] = Field(default_factory=list)
+    """The hosts (``host`` or ``host:port``) ``http_request`` tools may reach; none
+    unless listed."""
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    """The MCP servers ``mcp`` tools may name, by name."""
+
+
+class CredentialsConfig(BaseModel):
+    """Where package credentials come from besides the environment."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    secrets_file: str | None = None
+    """A TOML file of ``ID = "value"`` strings (relative to the configuration file's
+    folder); a variable of the environment with the same name wins over it."""
+    env: list[str] = Field(default_factory=list)
+    """The environment variables package credentials may be read from (``"*"``: any);
+    none unless listed. Model API keys and ``SKILLWIRE_*`` are never read."""
 
 
 class ServerKey(BaseModel):
@@ -160,6 +215,8 @@ class SkillwireConfig(BaseModel):
     """``skillwire serve``: API keys and request behaviour."""
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     """How tools run."""
+    credentials: CredentialsConfig = Field(default_factory=CredentialsConfig)
+    """Where package credentials come from."""
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     """Named models."""
     source: str = ""

@@ -359,12 +359,12 @@ def test_a_tool_without_an_executor_is_simulated() -> None:
 
 
 def test_an_executor_type_not_available_fails_clearly() -> None:
-    tool = Tool.model_validate(
-        {"name": "sh", "executor": {"type": "shell_command", "command": "ls"}}
-    )
-    outcome = asyncio.run(Executors().execute(tool, {}, idempotency_key="k", skill_root=None))
+    tool = Tool.model_validate({"name": "sh", "executor": {"type": "mcp", "server": "files"}})
+    executors = Executors()
+    executors.by_type.pop("mcp", None)
+    outcome = asyncio.run(executors.execute(tool, {}, idempotency_key="k", skill_root=None))
     assert outcome == ToolOutcome(
-        False, error="executor type 'shell_command' is not available in this runtime yet"
+        False, error="executor type 'mcp' is not available in this runtime yet"
     )
 
 
@@ -419,17 +419,25 @@ def test_the_tools_api_is_exported_and_documented() -> None:
 
     assert sorted(skillwire.tools.__all__) == [
         "CallableRefusedError",
+        "Credentials",
+        "DEFAULT_SHELL_PATH",
         "DEFAULT_TOOL_TIMEOUT",
         "Executors",
+        "HttpExecutor",
+        "McpExecutor",
+        "McpServer",
         "PythonCallableExecutor",
+        "ShellExecutor",
         "SimulatedExecutor",
+        "SkillCredentials",
         "ToolThreads",
         "ToolTimeoutError",
         "callable_problem",
         "fill_template",
         "module_listed",
         "resolve_callable",
+        "undeclared_effects",
     ]
     for name in skillwire.tools.__all__:
         value = getattr(skillwire.tools, name)
-        assert isinstance(value, float) or value.__doc__, name
+        assert isinstance(value, float | str) or value.__doc__, name

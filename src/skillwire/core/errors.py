@@ -33,6 +33,11 @@ Failures, each a mistake of someone in particular or a thing that went wrong::
     ├── CallableRefusedError       a python tool names a callable outside its skill's
     │                              folder and the operator's modules
     ├── ToolTimeoutError           a tool call outlasted its time limit (a failed outcome)
+    ├── ShellTemplateError         a shell tool's argsTemplate cannot be filled from the
+    │                              call's arguments (the gate blocks the call)
+    ├── CredentialError            a credential a package needs is unset or invalid
+    ├── ToolRefusedError           an executor will not make a call (a host the operator
+    │                              does not allow, a response too large); a failed outcome
     └── ScriptError                a scripted model was used other than its script says
         │                          (also an AssertionError, so a test reports it as a failure)
         ├── ScriptFormatError      the script is malformed
@@ -79,6 +84,7 @@ __all__ = [
     "ConditionSyntaxError",
     "ConflictError",
     "ControlFlowSignal",
+    "CredentialError",
     "ExperimentError",
     "ForbiddenError",
     "GateInputError",
@@ -98,10 +104,12 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptFormatError",
     "ServiceUnavailable",
+    "ShellTemplateError",
     "SkillError",
     "SkillwireError",
     "StageMismatchError",
     "StateVersionError",
+    "ToolRefusedError",
     "ToolTimeoutError",
     "UsageError",
     "VersionConflict",
@@ -222,7 +230,13 @@ class NotAuthenticated(SkillwireError):  # noqa: N818 - mapped to 401 (API) or t
 
 
 class ServiceUnavailable(SkillwireError):  # noqa: N818 - mapped to HTTP 503
-    """The server cannot run a skill's jobs now (its model is not usable)."""
+    """The server cannot run a skill's jobs now: its model is not usable
+    (``model_unavailable``), or a package's required credential is not set
+    (``credentials_missing``)."""
+
+    def __init__(self, message: str, code: str = "model_unavailable") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 # -- models ----------------------------------------------------------------------------
@@ -301,6 +315,21 @@ class ToolTimeoutError(SkillwireError):
         self.seconds = seconds
         self.started = started
         super().__init__(f"timed out after {seconds:g} s" + ("" if started else " in the queue"))
+
+
+class ShellTemplateError(SkillwireError, ValueError):
+    """A ``shell_command`` tool's ``argsTemplate`` cannot be filled from a call's
+    arguments (a missing field, a value that is not text, one read as an option)."""
+
+
+class CredentialError(SkillwireError):
+    """A credential a package's tool needs is unset, or its value fails the package's
+    ``validation``. The message names the credential, never its value."""
+
+
+class ToolRefusedError(SkillwireError, ValueError):
+    """An executor will not make a call: a host the operator does not allow, a redirect
+    elsewhere, a response larger than allowed. Turned into a failed outcome."""
 
 
 # -- the scripted test model -----------------------------------------------------------

@@ -48,6 +48,7 @@ from skillwire.policy.gate_input import (
     shown,
 )
 from skillwire.policy.rules import CompiledPolicy, CompiledRule, RuleKind
+from skillwire.policy.shell import confirmation_rules
 from skillwire.policy.tooling import ToolFacts
 from skillwire.policy.validators import (
     Admissibility,
@@ -124,6 +125,7 @@ class Gate:
         policy = compile_policy(skill)
         policy.rules.extend(_base_rules(skill, base))
         access = merge_access(skill, base)
+        policy.rules.extend(confirmation_rules(skill))
         for name in sorted(access.disabled_tools):
             tool = skill.tool(name)
             policy.rules.append(

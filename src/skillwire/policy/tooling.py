@@ -15,6 +15,7 @@ from skillwire.policy.access import AccessPolicy
 from skillwire.policy.arguments import ArgumentChecker
 from skillwire.policy.decisions import Reason
 from skillwire.policy.rules import CompiledRule, RuleKind
+from skillwire.policy.shell import shell_problems
 from skillwire.skills.model import Skill
 from skillwire.skills.model_tools import ShellCommandExecutor, Tool
 
@@ -106,33 +107,12 @@ class ToolFacts:
         return dict(schema) if isinstance(schema, dict) else {}
 
     def shell_problems(self, args: Mapping[str, Any]) -> Iterable[str]:
-        """Why a ``shell_command`` tool may not run under the merged access policy."""
+        """Why a ``shell_command`` tool may not run under the merged access policy, its
+        argv rendered as the executor will (:mod:`skillwire.policy.shell`)."""
         executor = self.tool.executor
         if not isinstance(executor, ShellCommandExecutor):
-            return
-        programs = [executor.command, *(f.command for f in executor.commandFallbacks)]
-        for program in programs:
-            if not self.access.shell_allows(program):
-                yield (
-                    f"program '{program}' is not in the operator's allowed shell prefixes "
-                    f"({', '.join(self.access.shell_allowed) or 'none'})"
-                )
-            if self.access.shell_denies(program):
-                yield f"program '{program}' is in the denied shell prefixes"
-        action = args.get("action")
-        if (
-            executor.allowedActions is not None
-            and action is not None
-            and action not in executor.allowedActions
-        ):
-            yield f"action {action!r} is not one of the allowed actions"
-        for value in _strings(args):
-            for op in self.access.shell_deny_operators:
-                if op in value:
-                    yield f"argument contains the denied shell operator {op!r}"
-            for pattern in self.access.shell_deny_patterns:
-                if pattern.search(value) is not None:
-                    yield f"argument matches the denied pattern {pattern.source!r}"
+            return ()
+        return shell_problems(self.access, executor, args)
 
 
 def schema_defaults(schema: Mapping[str, Any], required: Iterable[str]) -> dict[str, Any]:
@@ -162,11 +142,3 @@ def _plain(value: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return True
-
-
-def _strings(args: Mapping[str, Any]) -> Iterable[str]:
-    for value in args.values():
-        if isinstance(value, str):
-            yield value
-        elif isinstance(value, list | tuple):
-            yield from (v for v in value if isinstance(v, str))

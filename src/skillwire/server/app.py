@@ -26,8 +26,9 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import skillwire
-from skillwire.assembly import make_executors
+from skillwire.assembly import base_policy, credentials, make_executors, refuse_without_credentials
 from skillwire.config import SkillwireConfig
+from skillwire.core.errors import ServiceUnavailable, UsageError
 from skillwire.server.auth import KeyRing
 from skillwire.server.context import ServerContext
 from skillwire.server.errors import install_error_handlers
@@ -112,11 +113,22 @@ def create_app(settings: ServerSettings) -> FastAPI:
     signals = JobSignals()
     store = SignallingStore(lambda: SQLiteJobStore(settings.db), signals)
     book = SkillBook(settings.skill_paths)
+    base = base_policy(settings.config)  # the operator's: shell tools, roots, and the gate
+    creds = credentials(settings.config)
+
+    def admit(skill: Skill) -> None:
+        try:
+            refuse_without_credentials(skill, creds)
+        except UsageError as exc:  # the operator's setup, not the caller's request
+            raise ServiceUnavailable(str(exc), code="credentials_missing") from None
+
     service = JobService(
         store,
         book,
         settings.models or _default_models(settings.config),
-        executors=make_executors(settings.config),
+        executors=make_executors(settings.config, base, creds),
+        base_policy=base,
+        admit=admit,
         signals=signals,
         sync_wait=(
             settings.sync_wait

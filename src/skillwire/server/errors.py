@@ -11,7 +11,7 @@ carries a traceback (that goes to the log)::
     SkillError                422 skill_error (details: the skill's issues)
     RequestValidationError    422 invalid_request (details: per-field problems)
     HTTPException             its status (not_found, method_not_allowed ...)
-    ServiceUnavailable        503 model_unavailable
+    ServiceUnavailable        503 model_unavailable, credentials_missing
     anything else             500 internal_error
 """
 
@@ -207,7 +207,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ServiceUnavailable)
     async def _unavailable(request: Request, exc: ServiceUnavailable) -> Response:
-        return _respond(request, 503, "model_unavailable", str(exc))
+        return _respond(request, 503, exc.code, str(exc))
 
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception) -> Response:

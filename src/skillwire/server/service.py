@@ -47,7 +47,7 @@ from skillwire.engine import JobView, Runtime
 from skillwire.server.auth import Principal
 from skillwire.server.signals import JobSignals, creation_watch
 from skillwire.server.skillbook import SkillBook
-from skillwire.skills import Skill
+from skillwire.skills import BasePolicy, Skill
 from skillwire.tools import Executors
 
 __all__ = ["INBOX_READ_PAGE", "JobService", "ModelFactory", "Outcome", "ServiceUnavailable"]
@@ -121,10 +121,16 @@ class JobService:
         models: ModelFactory,
         *,
         executors: ExecutorRegistry[Any] | None = None,
+        base_policy: BasePolicy | None = None,
+        admit: Callable[[Skill], None] | None = None,
         signals: JobSignals | None = None,
         sync_wait: float = 10.0,
     ) -> None:
         self.store = store
+        self.base_policy = base_policy
+        self.admit = admit
+        """Raises :class:`ServiceUnavailable` when a job of the skill may not start (a
+        package's required credential is unset and it says ``fail_fast``)."""
         self.book = book
         self.signals = signals or JobSignals()
         self.sync_wait = sync_wait
@@ -151,6 +157,7 @@ class JobService:
             choice.model,
             gate_model=choice.gate_model,
             executors=self._executors,
+            base_policy=self.base_policy,
             skills=self.skill_of,
         )
         self._runtimes[skill.id] = (skill, runtime)
@@ -275,6 +282,8 @@ class JobService:
         if not message.strip():
             raise UsageError("the message is empty")
         skill = self.book.get(skill_id)
+        if self.admit is not None:
+            self.admit(skill)
         runtime = self.runtime_for(skill)
         ctx = {**(context or {}), "user_id": principal.name}
         with creation_watch() as created:

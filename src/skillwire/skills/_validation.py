@@ -53,11 +53,6 @@ NOT_ENFORCED: dict[str, str] = {
         "on_deviation is read, not enforced: required workflows block out-of-order tools"
     ),
     "internal_error": "engine.internal_error is read, not used",
-    "filesystem": (
-        "filesystem roots are merged into the access policy, but no executor touches files "
-        "yet: not enforced"
-    ),
-    "requireConfirmationFor": "requireConfirmationFor is read, not enforced",
 }
 """Blocks skillwire reads but does not enforce, by field name, with what the report says."""
 

@@ -153,8 +153,12 @@ class _Files:
         return False
 
 
-def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None, SkillReport]:
-    """Load a package folder. Never raises for a bad package: read the report."""
+def load_package(
+    folder: Path, display: str | None = None, base: BasePolicy | None = None
+) -> tuple[Skill | None, SkillReport]:
+    """Load a package folder. Never raises for a bad package: read the report. ``base``
+    is the operator's base policy that widenings are judged against (skillwire's default
+    when None)."""
     shown = display or str(folder)
     report = SkillReport(source=shown, format="package")
     files = _Files(folder, shown, report)
@@ -271,7 +275,7 @@ def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None
                         )
                     ],
                 )
-    _package_rules(skill, parts, report)
+    _package_rules(skill, parts, report, base or BasePolicy())
     if report.status == "errors":
         return None, report
     skill._conditions = compiled
@@ -426,12 +430,12 @@ def _namespace_tools(
 
 
 def _package_rules(
-    skill: Skill, parts: dict[str, tuple[Document, Any]], report: SkillReport
+    skill: Skill, parts: dict[str, tuple[Document, Any]], report: SkillReport, base: BasePolicy
 ) -> None:
     if "guardrails" in parts:
         doc, access = parts["guardrails"]
         report.add(doc.file, check_access_plan(skill, access, doc.locate))
-        report.add(doc.file, check_widenings(access, BasePolicy(), doc.locate))
+        report.add(doc.file, check_widenings(access, base, doc.locate))
     if "credentials" in parts:
         doc, creds = parts["credentials"]
         report.add(doc.file, check_credentials(skill, creds, doc.locate))

@@ -22,6 +22,7 @@ from pathlib import Path
 from skillwire.core.errors import SkillError, UsageError
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import SourceLocation
+from skillwire.skills.base_policy import BasePolicy
 from skillwire.skills.loader_package import is_package_manifest, load_package
 from skillwire.skills.loader_single import load_single_file
 from skillwire.skills.model import Skill
@@ -188,13 +189,15 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def load_paths(paths: Iterable[Path | str]) -> LoadResult:
-    """Load every skill under ``paths``. Never raises for a bad skill: read the report."""
+def load_paths(paths: Iterable[Path | str], base: BasePolicy | None = None) -> LoadResult:
+    """Load every skill under ``paths``. Never raises for a bad skill: read the report.
+    A package's widenings are judged against ``base``, the operator's base policy
+    (skillwire's default when None)."""
     with _collector_paused():
-        return _load_paths(paths)
+        return _load_paths(paths, base)
 
 
-def _load_paths(paths: Iterable[Path | str]) -> LoadResult:
+def _load_paths(paths: Iterable[Path | str], base: BasePolicy | None) -> LoadResult:
     result = LoadResult()
     owners: dict[str, Skill] = {}
     found = False
@@ -203,7 +206,7 @@ def _load_paths(paths: Iterable[Path | str]) -> LoadResult:
         if kind in ("missing", "outside"):
             result.report.skills.append(_not_loaded(kind, path))
             continue
-        skill, rep = load_package(path) if kind == "package" else load_single_file(path)
+        skill, rep = load_package(path, base=base) if kind == "package" else load_single_file(path)
         result.report.skills.append(rep)
         if skill is not None:
             _admit(skill, rep, result, owners)

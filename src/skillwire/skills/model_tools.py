@@ -214,6 +214,9 @@ class ShellCommandExecutor(SkillPart):
     """Output beyond this many characters is cut."""
     allowedActions: list[str] | None = None  # noqa: N815
     """The allowed values of the ``action`` input."""
+    network: bool = False
+    """The program needs the network (skillwire addition): in the sandbox it gets
+    one; without this it has none."""
 
 
 class HttpRequestExecutor(SkillPart):
@@ -229,6 +232,14 @@ class HttpRequestExecutor(SkillPart):
     """Request headers; ``{{credential}}`` placeholders are filled from credentials."""
     timeoutMs: int = Field(default=30_000, gt=0)  # noqa: N815
     """Time limit in milliseconds."""
+    body: Any = None
+    """The JSON body (skillwire addition); ``{{field}}`` placeholders are filled from the
+    arguments (a string that is only ``{{field}}`` takes the value with its type)."""
+    maxResponseBytes: int = Field(default=1_000_000, gt=0)  # noqa: N815
+    """A larger response fails the call (skillwire addition)."""
+    responseType: Literal["auto", "json", "text"] = "auto"  # noqa: N815
+    """How the body is returned (skillwire addition): ``auto`` parses JSON when the
+    response says it is JSON."""
 
 
 class McpExecutor(SkillPart):

@@ -1,8 +1,16 @@
 """Executors: how tools run once the gate allows them.
 
-:class:`Executors` picks one by the tool's ``executor.type``: ``python`` and
-``simulate`` run here; ``shell_command``, ``http_request`` and ``mcp`` are declared by
-skills but not executable yet, and a call to one fails with a clear outcome.
+:class:`Executors` picks one by the tool's ``executor.type``: ``python``,
+``simulate``, ``shell_command`` (:mod:`skillwire.tools.shell`), ``http_request``
+(:mod:`skillwire.tools.http`) and ``mcp`` (:mod:`skillwire.tools.mcp`) run here; an
+unknown type fails with a clear outcome.
+
+A package's credentials are injected into the tools bound to them, a tool whose bound
+credential is unset fails as unavailable, and every outcome is redacted of secret
+values (:mod:`skillwire.tools.credentials`). Every outcome's ``state_changes`` are
+checked against the tool's declared ``effects``:
+a tool that reports a change it does not declare fails (effect safety), whatever
+executor ran it.
 
 A ``python`` callable comes from the skill's folder or a module the operator lists
 (``python_modules``), and every call has a time limit (the tool's ``timeoutMs``, else
@@ -18,6 +26,9 @@ from typing import Any
 
 from skillwire.core.executor import ExecutorRegistry, ToolExecutor, ToolOutcome
 from skillwire.skills.model_tools import Tool
+from skillwire.tools.credentials import Credentials, SkillCredentials
+from skillwire.tools.http import HttpExecutor
+from skillwire.tools.mcp import McpExecutor, McpServer
 from skillwire.tools.python_callable import DEFAULT_TOOL_TIMEOUT, PythonCallableExecutor
 from skillwire.tools.python_scope import (
     CallableRefusedError,
@@ -25,21 +36,30 @@ from skillwire.tools.python_scope import (
     module_listed,
     resolve_callable,
 )
+from skillwire.tools.shell import DEFAULT_SHELL_PATH, ShellExecutor
 from skillwire.tools.simulate import SimulatedExecutor, fill_template
 from skillwire.tools.tool_threads import ToolThreads, ToolTimeoutError
 
 __all__ = [
+    "DEFAULT_SHELL_PATH",
     "DEFAULT_TOOL_TIMEOUT",
     "CallableRefusedError",
+    "Credentials",
     "Executors",
+    "HttpExecutor",
+    "McpExecutor",
+    "McpServer",
     "PythonCallableExecutor",
+    "ShellExecutor",
     "SimulatedExecutor",
+    "SkillCredentials",
     "ToolThreads",
     "ToolTimeoutError",
     "callable_problem",
     "fill_template",
     "module_listed",
     "resolve_callable",
+    "undeclared_effects",
 ]
 
 
@@ -50,7 +70,8 @@ class Executors(ExecutorRegistry[Tool]):
 
     ``python_modules`` are the module prefixes the operator lets python tools name
     besides the skill's own folder; ``tool_timeout`` is the seconds a python tool call
-    may take when the tool declares no ``timeoutMs``.
+    may take when the tool declares no ``timeoutMs``; ``shell`` runs ``shell_command``
+    tools (default: no roots bound, sandboxed when ``bwrap`` is installed).
     """
 
     def __init__(
@@ -59,12 +80,39 @@ class Executors(ExecutorRegistry[Tool]):
         *,
         python_modules: Sequence[str] = (),
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        shell: ShellExecutor | None = None,
+        http: HttpExecutor | None = None,
+        mcp: McpExecutor | None = None,
+        credentials: Credentials | None = None,
     ) -> None:
+        self.credentials = credentials or Credentials()
+        shell = shell or ShellExecutor()
+        http = http or HttpExecutor()
+        self.mcp = mcp or McpExecutor()
+        self.http = http
+        for executor in (shell, http, self.mcp):
+            if executor.environment is None:
+                executor.environment = self.environment
         self.by_type: dict[str, ToolExecutor[Tool]] = {
             "python": PythonCallableExecutor(modules=python_modules, timeout=tool_timeout),
             "simulate": SimulatedExecutor(),
+            "shell_command": shell,
+            "http_request": http,
+            "mcp": self.mcp,
         }
         self.by_type.update(extra or {})
+
+    async def aclose(self) -> None:
+        """Stop the MCP servers started for this runtime's tools, close its HTTP
+        connections."""
+        await self.mcp.aclose()
+        await self.http.aclose()
+
+    def environment(self, tool: Tool, skill_root: Path | None) -> dict[str, str]:
+        """The credentials bound to ``tool`` (of the skill in ``skill_root``), by the
+        variable or header each binding names: only that tool's own."""
+        creds = self.credentials.of(skill_root)
+        return creds.environment(tool.name) if creds is not None else {}
 
     def waits(self, tool: Tool, skill_root: Path | None) -> bool:
         """Whether running ``tool`` may wait (on a thread, for I/O), so that the job
@@ -89,6 +137,31 @@ class Executors(ExecutorRegistry[Tool]):
             return ToolOutcome(
                 False, error=f"executor type '{kind}' is not available in this runtime yet"
             )
-        return await executor.execute(
+        creds = self.credentials.of(skill_root)
+        if creds is not None:
+            unavailable = creds.unavailable(tool.name)
+            if unavailable is not None:
+                return ToolOutcome(False, error=unavailable)
+        outcome = await executor.execute(
             tool, args, idempotency_key=idempotency_key, skill_root=skill_root
         )
+        if creds is not None:
+            outcome = creds.redact_outcome(outcome)
+        return undeclared_effects(tool, outcome)
+
+
+def undeclared_effects(tool: Tool, outcome: ToolOutcome) -> ToolOutcome:
+    """``outcome``, or a failed one when it reports state changes the tool does not
+    declare in ``effects`` (they are refused: the job records the failure, not them)."""
+    if not outcome.state_changes:
+        return outcome
+    extra = sorted(k for k in outcome.state_changes if k not in tool.effects)
+    if not extra:
+        return outcome
+    declared = ", ".join(tool.effects) or "none"
+    return ToolOutcome(
+        False,
+        result=outcome.result,
+        error=f"refused: {tool.name} reported state changes it does not declare "
+        f"({', '.join(extra)}; declared: {declared}); they were not applied",
+    )
