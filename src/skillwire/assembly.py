@@ -11,36 +11,69 @@ from pathlib import Path
 from skillwire.config import SkillwireConfig, load_config
 from skillwire.core.chat import ChatModel
 from skillwire.core.errors import ModelConfigError, UsageError
+from skillwire.core.store import JobStore
 from skillwire.engine import Runtime
 from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
+from skillwire.store.postgres import PostgresJobStore, is_postgres_url, safe_url
 from skillwire.tools import Executors
 
 __all__ = [
     "DEFAULT_DB",
+    "Database",
     "ModelChoice",
     "choose_models",
+    "db_exists",
+    "db_label",
     "default_db",
     "make_executors",
     "make_runtime",
+    "open_store",
 ]
 
 DEFAULT_DB = ".skillwire/jobs.db"
 
+Database = Path | str
+"""Where jobs are kept: a SQLite file, or a ``postgresql://`` URL (a ``str``)."""
 
-def default_db(config: SkillwireConfig | None = None) -> Path:
+
+def default_db(config: SkillwireConfig | None = None) -> Database:
     """``$SKILLWIRE_DB``, else the configuration's ``runtime.db`` (a relative path is
-    relative to the configuration file's folder), else ``.skillwire/jobs.db``."""
+    relative to the configuration file's folder), else ``.skillwire/jobs.db``. A
+    ``postgresql://`` URL in either is returned as it is (a ``str``)."""
     import os
 
     if os.environ.get("SKILLWIRE_DB"):
-        return Path(os.environ["SKILLWIRE_DB"])
+        env = os.environ["SKILLWIRE_DB"]
+        return env if is_postgres_url(env) else Path(env)
     if config is not None and config.runtime.db:
+        if is_postgres_url(config.runtime.db):
+            return config.runtime.db
         db = Path(config.runtime.db).expanduser()
         if not db.is_absolute() and config.source:
             db = Path(config.source).parent / db
         return db
     return Path(DEFAULT_DB)
+
+
+def open_store(db: Database) -> JobStore:
+    """The store of ``db``: PostgreSQL for a ``postgresql://`` URL (migrated), else the
+    SQLite file (its folder created if needed)."""
+    if isinstance(db, str) and is_postgres_url(db):
+        return PostgresJobStore(db)
+    path = Path(db)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return SQLiteJobStore(path)
+
+
+def db_exists(db: Database) -> bool:
+    """Whether ``db`` may hold jobs already: a URL always, a file if it exists."""
+    return (isinstance(db, str) and is_postgres_url(db)) or Path(db).exists()
+
+
+def db_label(db: Database) -> str:
+    """``db`` for messages: a URL without its password, or the file's path."""
+    return safe_url(db) if isinstance(db, str) and is_postgres_url(db) else str(db)
 
 
 def make_executors(config: SkillwireConfig | None = None) -> Executors:
@@ -118,12 +151,13 @@ def choose_models(
     return ModelChoice(models[name], models[gate_name], notes)
 
 
-def make_runtime(db: Path, choice: ModelChoice, config: SkillwireConfig | None = None) -> Runtime:
-    """A runtime on the SQLite store at ``db`` (created if needed), its tools run as
+def make_runtime(
+    db: Database, choice: ModelChoice, config: SkillwireConfig | None = None
+) -> Runtime:
+    """A runtime on the store of ``db`` (:func:`open_store`), its tools run as
     ``config`` says."""
-    db.parent.mkdir(parents=True, exist_ok=True)
     return Runtime(
-        SQLiteJobStore(db),
+        open_store(db),
         choice.model,
         gate_model=choice.gate_model,
         executors=make_executors(config),

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 if TYPE_CHECKING:
+    from skillwire.assembly import Database
     from skillwire.config import SkillwireConfig
     from skillwire.skills import LoadResult
 
@@ -113,7 +114,7 @@ ModelOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the job as JSON.")]
 
 
-def _db(db: Path | None, config: SkillwireConfig | None = None) -> Path:
+def _db(db: Path | None, config: SkillwireConfig | None = None) -> Database:
     """``--db``, else where the configuration (read now unless given) puts jobs."""
     from skillwire.assembly import default_db
     from skillwire.config import load_config
@@ -251,14 +252,14 @@ def jobs(
     from rich.console import Console
     from rich.table import Table
 
+    from skillwire.assembly import db_exists, db_label, open_store
     from skillwire.cli_jobs import guard
     from skillwire.core.errors import UsageError
     from skillwire.core.job import JobStatus, OutcomeClass
-    from skillwire.store import SQLiteJobStore
 
     def body() -> None:
         path = _db(db)
-        if not path.exists():
+        if not db_exists(path):
             raise UsageError(f"no job database at {path}")
         try:
             wanted = JobStatus(status) if status else None
@@ -271,7 +272,7 @@ def jobs(
             raise UsageError(f"unknown outcome class {outcome!r}; one of {known}") from None
 
         async def fetch() -> list[Any]:
-            store = SQLiteJobStore(path)
+            store = open_store(path)
             try:
                 return await store.list(status=wanted, outcome_class=outcome_class, limit=limit)
             finally:
@@ -296,7 +297,7 @@ def jobs(
                 )
             )
             return
-        table = Table(title=f"jobs in {path}")
+        table = Table(title=f"jobs in {db_label(path)}")
         for col in ("id", "skill", "status", "outcome", "owner", "created"):
             table.add_column(col)
         for r in records:
@@ -322,18 +323,18 @@ def show(
     """A job's timeline: stages, gate decisions with reason codes, model calls."""
     import asyncio
 
+    from skillwire.assembly import db_exists, open_store
     from skillwire.cli_jobs import guard, print_job, render_timeline
     from skillwire.core.errors import NotFoundError
     from skillwire.engine import JobView
-    from skillwire.store import SQLiteJobStore
 
     def body() -> None:
         path = _db(db)
-        if not path.exists():
+        if not db_exists(path):
             raise NotFoundError(f"no job database at {path}")
 
         async def fetch() -> JobView:
-            store = SQLiteJobStore(path)
+            store = open_store(path)
             try:
                 record = await store.get(job_id)
                 if record is None:
@@ -467,3 +468,8 @@ def keys_new(
         f"[[server.keys]]\nprincipal = {json.dumps(principal)}\nroles = [{roles}]\n"
         f'key_sha256 = "{hash_key(key)}"'
     )
+
+
+from skillwire.cli_db import db_app  # noqa: E402 - the sub-app, registered after the app
+
+app.add_typer(db_app, name="db")

@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import typer
 from rich.console import Console
@@ -17,6 +17,9 @@ from skillwire.core.errors import SkillError, SkillwireError, UsageError
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import JobView, Runtime
 from skillwire.skills.model import Skill
+
+if TYPE_CHECKING:
+    from skillwire.assembly import Database
 
 
 def _width() -> int:
@@ -59,7 +62,7 @@ def parse_pairs(pairs: list[str], option: str) -> dict[str, Any]:
 
 
 def with_runtime(
-    db: Path,
+    db: Database,
     model_spec: str | None,
     job_id: str | None,
     work: Callable[[Runtime], Awaitable[T]],
@@ -70,17 +73,16 @@ def with_runtime(
     """Build a runtime for the job's skill (a resumed job continues its script) as
     ``config`` says (read now unless given), run ``work``, close. Notes about the model
     choice go to standard error."""
-    from skillwire.assembly import choose_models, make_runtime
+    from skillwire.assembly import choose_models, db_exists, make_runtime, open_store
     from skillwire.config import load_config
-    from skillwire.store import SQLiteJobStore
 
     config = config or load_config()
 
     async def main() -> T:
         calls = 0
         chosen_skill = skill
-        if job_id is not None and db.exists():
-            probe = SQLiteJobStore(db)
+        if job_id is not None and db_exists(db):
+            probe = open_store(db)
             try:
                 record = await probe.get(job_id)
             finally:

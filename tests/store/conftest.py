@@ -13,7 +13,6 @@ import warnings
 from collections.abc import Iterator
 
 import pytest
-
 from tests.store.pg_cluster import Cluster, find_bin
 
 _numbers = itertools.count(1)

@@ -92,8 +92,7 @@ class Cluster:
         )  # fmt: skip
         if done.returncode != 0:
             raise RuntimeError(
-                f"{program} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}\n"
-                f"{self.log()}"
+                f"{program} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}\n{self.log()}"
             )
 
 

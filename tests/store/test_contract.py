@@ -116,8 +116,10 @@ def test_create_get_save_round_trip(backend: Backend) -> None:
         tool="refund", arguments={"amount": 750, "z": [1, {"b": 2, "a": 1}]},
         approver="supervisor", reason="> 500",
     )  # fmt: skip
-    odd = {"nul": "a\x00b", "emoji": "déjà 🎉", "big": 2**62, "neg": -0.25, "tiny": 1e-300,
-           "quote": "it's \"x\" \\ ;--", "empty": {}, "nested": [[[]]], "order": {"b": 1, "a": 2}}  # fmt: skip
+    odd = {
+        "nul": "a\x00b", "emoji": "déjà 🎉", "big": 2**62, "neg": -0.25, "tiny": 1e-300,
+        "quote": "it's \"x\" \\ ;--", "empty": {}, "nested": [[[]]], "order": {"b": 1, "a": 2},
+    }  # fmt: skip
 
     async def body(opener: Open) -> None:
         store = opener()
@@ -139,7 +141,8 @@ def test_create_get_save_round_trip(backend: Backend) -> None:
         assert events[0] == event("j1", 1, tool="lookup") and events[2].data == odd
         assert await store.events("j1", after_seq=2) == [event("j1", 3, **odd)]
         assert await store.model_calls("j1") == [
-            call("j1", 1), call("j1", 2, ok=False, error="timeout")
+            call("j1", 1),
+            call("j1", 2, ok=False, error="timeout"),
         ]
         assert await store.get("nope") is None
         assert await store.events("nope") == [] and await store.model_calls("nope") == []
@@ -203,9 +206,7 @@ def test_racing_handles_have_one_winner_per_version(backend: Backend) -> None:
     async def body(opener: Open) -> None:
         handles = [opener() for _ in range(4)]
         current = await handles[0].create(make_job())
-        seq = 0
-        for _ in range(15):
-            seq += 1
+        for seq in range(1, 16):
             attempts = [
                 h.save(replace(current, reply=f"{n}"), expected_version=current.version,
                        events=[event("j1", seq, by=n)])

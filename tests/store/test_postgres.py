@@ -9,11 +9,11 @@ from dataclasses import replace
 
 import psycopg
 import pytest
+from tests.store.test_contract import event, make_job
 
 from skillwire.core.errors import SchemaTooNewError, StoreUnavailableError, UsageError
 from skillwire.store.postgres import PostgresJobStore, prepare, safe_url
 from skillwire.store.postgres_migrations import PG_MIGRATIONS, PG_SCHEMA_VERSION, applied
-from tests.store.test_contract import event, make_job
 
 
 def test_schema_is_migrated_once_and_recorded(pg_dsn: str) -> None:

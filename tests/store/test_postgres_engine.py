@@ -22,7 +22,6 @@ from tests.engine.helpers import (
     drive,
     events_of,
     fresh_script,
-    input_script,
     ledger_runs,
     ledger_skill,
 )
@@ -183,7 +182,10 @@ async def _race(pg_dsn: str, replies: list[dict[str, Any]], work: Any) -> list[A
         for model in models:
             continue_script(model, listed[0], replies)
         results = await asyncio.gather(
-            *(work(Runtime(s, m, executors=Executors())) for s, m in zip(stores, models)),
+            *(
+                work(Runtime(s, m, executors=Executors()))
+                for s, m in zip(stores, models, strict=True)
+            ),
             return_exceptions=True,
         )
     finally:

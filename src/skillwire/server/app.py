@@ -24,7 +24,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import skillwire
-from skillwire.assembly import make_executors
+from skillwire.assembly import make_executors, open_store
 from skillwire.config import SkillwireConfig
 from skillwire.server.auth import KeyRing
 from skillwire.server.context import ServerContext
@@ -35,7 +35,6 @@ from skillwire.server.service import JobService, ModelFactory
 from skillwire.server.signals import JobSignals, SignallingStore
 from skillwire.server.skillbook import SkillBook
 from skillwire.skills import Skill
-from skillwire.store import SQLiteJobStore
 
 __all__ = ["ServerSettings", "create_app"]
 
@@ -56,8 +55,8 @@ class ServerSettings:
 
     skill_paths: list[Path]
     """Skill files or folders to offer."""
-    db: Path
-    """The SQLite file of jobs (created if needed)."""
+    db: Path | str
+    """The SQLite file of jobs (created if needed), or a ``postgresql://`` URL."""
     config: SkillwireConfig = field(default_factory=SkillwireConfig)
     """``skillwire.toml``: models, and ``[server]`` keys and ``sync_wait``."""
     dev_key: str | None = None
@@ -99,9 +98,8 @@ def create_app(settings: ServerSettings) -> FastAPI:
     """The FastAPI application (the store is opened here, closed at shutdown)."""
     from skillwire.server import events, jobs, page, page_job, skills
 
-    settings.db.parent.mkdir(parents=True, exist_ok=True)
     signals = JobSignals()
-    store = SignallingStore(lambda: SQLiteJobStore(settings.db), signals)
+    store = SignallingStore(lambda: open_store(settings.db), signals)
     book = SkillBook(settings.skill_paths)
     service = JobService(
         store,

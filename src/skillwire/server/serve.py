@@ -60,7 +60,7 @@ def serve(
         import uvicorn
     except ImportError:
         raise UsageError("the server needs its extra: pip install 'skillwire[server]'") from None
-    from skillwire.assembly import default_db
+    from skillwire.assembly import db_label, default_db
     from skillwire.config import load_config
     from skillwire.server.app import ServerSettings, create_app
     from skillwire.server.auth import new_key
@@ -81,7 +81,7 @@ def serve(
     print(
         f"skillwire serve: {len(report.loaded)} skills from "
         f"{', '.join(str(p) for p in skill_paths)} "
-        f"({report.report.error_count} errors), jobs in {settings.db}",
+        f"({report.report.error_count} errors), jobs in {db_label(settings.db)}",
         file=sys.stderr,
     )
     if dev_key is not None:

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from psycopg import AsyncConnection
     from psycopg_pool import AsyncConnectionPool
 
-__all__ = ["CHANNEL", "PostgresJobStore", "is_postgres_url", "safe_url"]
+__all__ = ["CHANNEL", "PostgresJobStore", "connect_sync", "is_postgres_url", "prepare", "safe_url"]
 
 CHANNEL = "skillwire_jobs"
 """The NOTIFY channel a committed create or save is announced on (payload: job id)."""
@@ -188,7 +188,9 @@ class PostgresJobStore:
     async def get(self, job_id: str) -> JobRecord | None:
         """The job, or None. Raises :class:`JobStateTooNewError` for a newer state."""
         async with self._connection() as conn:
-            found = await conn.execute(f"SELECT {_COLUMNS} FROM jobs WHERE id = %s", (_key(job_id),))
+            found = await conn.execute(
+                f"SELECT {_COLUMNS} FROM jobs WHERE id = %s", (_key(job_id),)
+            )
             row = await found.fetchone()
         return None if row is None else _job_read(row)
 
@@ -219,7 +221,9 @@ class PostgresJobStore:
                 (key,),
             )
             rows = await found.fetchall()
-        return [call_from(key, item) for (data,) in rows for item in orjson.loads(data)["model_calls"]]
+        return [
+            call_from(key, item) for (data,) in rows for item in orjson.loads(data)["model_calls"]
+        ]
 
     async def listen(self) -> AsyncIterator[str]:
         """The ids of jobs created or saved by any process, as their transactions
@@ -348,9 +352,7 @@ def prepare(url: str, *, migrate: bool = True) -> int:
     from skillwire.store import postgres_migrations as pgm
 
     where = safe_url(url)
-    psycopg = _psycopg()
-    conn = _connect(psycopg.connect, url, where, autocommit=True)
-    with conn:
+    with connect_sync(url) as conn:
         if migrate:
             return pgm.migrate(conn, where=where)
         found = pgm.schema_version(conn)
@@ -364,6 +366,13 @@ def prepare(url: str, *, migrate: bool = True) -> int:
             f"{pgm.PG_SCHEMA_VERSION}: run 'skillwire db migrate'"
         )
     return found
+
+
+def connect_sync(url: str) -> Any:
+    """A synchronous psycopg connection to ``url`` (autocommit), for migrations and
+    status; :class:`StoreUnavailableError` when it cannot be made."""
+    psycopg = _psycopg()
+    return _connect(psycopg.connect, url, safe_url(url), autocommit=True)
 
 
 def _psycopg() -> Any:

@@ -86,7 +86,7 @@ def m001_initial(db: psycopg.Connection[tuple[object, ...]]) -> None:
             item -> 'data' AS data
         FROM journal, json_array_elements(journal.data -> 'events') AS item""",
     ):
-        db.execute(statement)  # type: ignore[arg-type]
+        db.execute(statement)
 
 
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)

@@ -119,9 +119,7 @@ class MemoryJobStore:
         """The job's events with ``seq > after_seq``, in order."""
         key = mended_text(job_id)
         return [
-            Event(job_id=key, **item)
-            for item in self._entries(key, 0)
-            if item["seq"] > after_seq
+            Event(job_id=key, **item) for item in self._entries(key, 0) if item["seq"] > after_seq
         ]
 
     async def model_calls(self, job_id: str) -> builtins.list[ModelCallRecord]:
@@ -193,7 +191,9 @@ def _row(job: JobRecord, version: int) -> tuple[dict[str, Any], bytes]:
     path when a value is not plain JSON."""
     row: dict[str, Any] = {name: mended_text(getattr(job, name)) for name in _TEXT_FIELDS}
     row["status"] = str(JobStatus(job.status))
-    row["outcome_class"] = None if job.outcome_class is None else str(OutcomeClass(job.outcome_class))
+    row["outcome_class"] = (
+        None if job.outcome_class is None else str(OutcomeClass(job.outcome_class))
+    )
     row["version"] = version
     row["state_version"] = job.state_version
     body = {
