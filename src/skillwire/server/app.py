@@ -35,6 +35,7 @@ from skillwire.server.service import JobService, ModelFactory
 from skillwire.server.signals import JobSignals, SignallingStore
 from skillwire.server.skillbook import SkillBook
 from skillwire.skills import Skill
+from skillwire.store.postgres import PostgresJobStore
 
 __all__ = ["ServerSettings", "create_app"]
 
@@ -137,9 +138,17 @@ def create_app(settings: ServerSettings) -> FastAPI:
             task = asyncio.get_running_loop().create_task(service.recover_all())
             ctx.background.add(task)
             task.add_done_callback(ctx.background.discard)
+        inner = store.inner  # PostgreSQL: other processes' saves wake the streams at once
+        follow = (
+            asyncio.get_running_loop().create_task(inner.follow(signals.notify))
+            if isinstance(inner, PostgresJobStore)
+            else None
+        )
         try:
             yield
         finally:
+            if follow is not None:
+                follow.cancel()
             ctx.closing = True
             still = await service.drain(timeout=5.0)
             if still:

@@ -27,7 +27,8 @@ URL is wrong, the extra is missing; the message never shows the password),
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +63,8 @@ if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
 
 __all__ = ["CHANNEL", "PostgresJobStore", "connect_sync", "is_postgres_url", "prepare", "safe_url"]
+
+log = logging.getLogger("skillwire.store")
 
 CHANNEL = "skillwire_jobs"
 """The NOTIFY channel a committed create or save is announced on (payload: job id)."""
@@ -237,6 +240,21 @@ class PostgresJobStore:
                 yield note.payload
         finally:
             await conn.close()
+
+    async def follow(self, notify: Callable[[str], None], *, retry_seconds: float = 1.0) -> None:
+        """Call ``notify(job_id)`` for every job any process creates or saves, as its
+        transaction commits, until cancelled. A lost connection is logged and made again
+        after ``retry_seconds``; changes committed meanwhile are not announced (readers
+        that must not miss one also poll, as the server's streams do)."""
+        while True:
+            try:
+                async for job_id in self.listen():
+                    notify(job_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                log.warning("%s: listening for job changes failed: %s", self.where, err)
+            await asyncio.sleep(retry_seconds)
 
     async def close(self) -> None:
         """Close the pool. Calls made after ``close`` raise :class:`UsageError`."""
