@@ -1,5 +1,5 @@
-"""The PostgreSQL the store tests run against (see :mod:`tests.store.pg_cluster`) and a
-fresh database per test.
+"""The PostgreSQL the store tests run against (see :mod:`bench.pg_cluster`, which the
+benchmarks use too) and a fresh database per test.
 
 Without the server binaries the PostgreSQL tests skip, loudly; in CI (``CI=true``) they
 fail instead, so that CI never passes without them.
@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Iterator
 
 import pytest
-from tests.store.pg_cluster import Cluster, find_bin
+from bench.pg_cluster import Cluster, find_bin
 
 _numbers = itertools.count(1)
 
