@@ -61,14 +61,25 @@ def open_store(db: Database) -> JobStore:
     SQLite file (its folder created if needed)."""
     if isinstance(db, str) and is_postgres_url(db):
         return PostgresJobStore(db)
-    path = Path(db)
+    path = _file(db)
     path.parent.mkdir(parents=True, exist_ok=True)
     return SQLiteJobStore(path)
 
 
 def db_exists(db: Database) -> bool:
     """Whether ``db`` may hold jobs already: a URL always, a file if it exists."""
-    return (isinstance(db, str) and is_postgres_url(db)) or Path(db).exists()
+    return (isinstance(db, str) and is_postgres_url(db)) or _file(db).exists()
+
+
+def _file(db: Database) -> Path:
+    """``db`` as a SQLite file; :class:`UsageError` for a URL that became a path (a
+    ``--db`` option parses as a path, which folds the URL's ``//``)."""
+    if str(db).startswith(("postgresql:", "postgres:")):
+        raise UsageError(
+            "a PostgreSQL URL is not a SQLite file: give it in $SKILLWIRE_DB or runtime.db "
+            "of skillwire.toml (--db takes a file)"
+        )
+    return Path(db)
 
 
 def db_label(db: Database) -> str:

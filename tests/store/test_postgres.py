@@ -112,3 +112,43 @@ def test_a_store_serves_one_event_loop_after_another(pg_dsn: str) -> None:
     found = asyncio.run(store.get("j1"))
     assert found is not None and found.version == 1
     asyncio.run(store.close())
+
+
+def test_the_audit_queries_run_on_postgres(pg_dsn: str) -> None:
+    """docs/engine.md's audit, on PostgreSQL (docs/deploy.md): the first two queries as
+    written, the third with ``->`` / ``->>`` in place of ``json_extract``."""
+    from tests.conftest import EXAMPLES
+    from tests.engine.helpers import decide
+
+    from skillwire.engine import Runtime
+    from skillwire.models.offline import OfflineModel
+    from skillwire.skills import load_skill
+    from skillwire.tools import Executors
+
+    async def refund() -> str:
+        skill = load_skill(EXAMPLES / "refund_support" / "domain.yaml")
+        async with PostgresJobStore(pg_dsn) as store:
+            runtime = Runtime(store, OfflineModel(), executors=Executors())
+            job = await runtime.start(skill, "Please refund 750 for order ORD-12345")
+            job = await decide(runtime, job.id, "approve", role="supervisor")
+            assert [e.seq for e in job.events] == list(range(1, len(job.events) + 1))
+            return job.id
+
+    job_id = asyncio.run(refund())
+    with psycopg.connect(pg_dsn) as db:
+        one_job = db.execute(
+            "SELECT seq, at, stage, kind, reason_code, message, data FROM events "
+            "WHERE job_id = %s ORDER BY seq",
+            (job_id,),
+        ).fetchall()
+        decisions = db.execute(
+            "SELECT reason_code, count(*) FROM events WHERE kind = 'gate_decision' "
+            "GROUP BY reason_code ORDER BY count(*) DESC"
+        ).fetchall()
+        refunds = db.execute(
+            "SELECT job_id, at, data -> 'args' ->> 'amount' AS amount FROM events "
+            "WHERE kind = 'tool_started' AND data ->> 'tool' = 'process_refund'"
+        ).fetchall()
+    assert [row[0] for row in one_job] == list(range(1, len(one_job) + 1))
+    assert ("APPROVAL_REQUIRED", 1) in decisions
+    assert [(row[0], row[2]) for row in refunds] == [(job_id, "750")]

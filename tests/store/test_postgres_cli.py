@@ -102,3 +102,21 @@ def test_db_migrate_and_status_on_sqlite(tmp_path: Path) -> None:
     path.with_name("junk.db").write_text("not a database")
     junk = cli("db", "status", "--db", path.with_name("junk.db"))
     assert junk.exit_code == 2 and "not a skillwire job database" in junk.output
+
+
+def test_a_url_given_as_a_file_option_is_refused_clearly(tmp_path: Path) -> None:
+    """``--db postgresql://...`` parses as a path (``postgresql:/...``): refused with a
+    message, no folder named ``postgresql:`` made, no password shown."""
+    import os
+
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = cli("jobs", "--db", "postgresql://u:pw-secret@h/db")
+        ran = cli("run", REFUND, "-m", "hi", "--db", "postgresql://u:pw-secret@h/db")
+    finally:
+        os.chdir(here)
+    for outcome in (result, ran):
+        assert outcome.exit_code == 2, outcome.output
+        assert "--db takes a file" in outcome.output and "pw-secret" not in outcome.output
+    assert list(tmp_path.iterdir()) == []

@@ -1,7 +1,9 @@
 """The ``JobStore`` protocol: where jobs, their events and model calls are kept.
 
-Implemented in SQLite (``skillwire.store.SQLiteJobStore``, the embedded default);
-PostgreSQL is planned, not written yet. A save is one transaction:
+Implemented in SQLite (``skillwire.store.SQLiteJobStore``, the embedded default), in
+PostgreSQL (``skillwire.store.postgres.PostgresJobStore``) and in memory, for tests
+(``skillwire.testing.MemoryJobStore``); ``tests/store/test_contract.py`` is what each
+must pass. A save is one transaction:
 the job's new row, its new events and model calls, all or nothing, and only if the
 stored version is the one the caller read (optimistic concurrency).
 """
