@@ -22,7 +22,7 @@ def test_a_large_refund_waits_for_approval() -> None:
         job = await runtime.start(skill, "Please refund 750 for order ORD-12345")
         stored = await store.get(job.id)
         assert stored is not None and stored.outcome_class == "APPROVAL_REQUIRED"
-        assert [e.kind for e in await store.events(job.id)][0] == "created"
+        assert (await store.events(job.id))[0].kind == "created"
 
     here = os.getcwd()
     os.chdir(ROOT)  # the example's paths are relative to the repository
