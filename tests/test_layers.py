@@ -34,7 +34,18 @@ and the top-level modules (``cli*.py``, ``assembly.py``, ``config.py``) assemble
 program and may import any package; nothing may import them."""
 
 ASSEMBLERS = frozenset(
-    {"server", "cli", "cli_app", "cli_check", "cli_jobs", "cli_db", "assembly", "__main__"}
+    {
+        "server",
+        "cli",
+        "cli_app",
+        "cli_check",
+        "cli_jobs",
+        "cli_db",
+        "cli_worker",
+        "jobqueue",
+        "assembly",
+        "__main__",
+    }
 )
 """What puts the program together: no package imports these."""
 

@@ -134,8 +134,12 @@ def run(
     ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    queue: Annotated[
+        bool, typer.Option("--queue", help="Queue the start for a worker; print the job id.")
+    ] = False,
 ) -> None:
-    """Start a job on SKILL and run it until it pauses or ends."""
+    """Start a job on SKILL and run it until it pauses or ends (``--queue``: a worker
+    runs it; see ``skillwire worker``)."""
     from skillwire.cli_jobs import exit_for, guard, parse_pairs, print_job, with_runtime
     from skillwire.config import load_config
     from skillwire.skills import load_skill
@@ -144,6 +148,12 @@ def run(
         config = load_config()
         loaded = load_skill(skill)
         ctx = parse_pairs(context or [], "--context")
+        if queue:
+            from skillwire.cli_worker import enqueue_run
+
+            owner = str(ctx.get("user_id", ""))
+            typer.echo(enqueue_run(config, loaded, message, ctx, owner))
+            return
         job = with_runtime(
             _db(db, config),
             model,
@@ -470,6 +480,8 @@ def keys_new(
     )
 
 
-from skillwire.cli_db import db_app  # noqa: E402 - the sub-app, registered after the app
+from skillwire.cli_db import db_app  # noqa: E402 - registered after the app's commands
+from skillwire.cli_worker import worker  # noqa: E402
 
 app.add_typer(db_app, name="db")
+app.command()(worker)
