@@ -435,13 +435,20 @@ def serve(
     config: Annotated[
         Path | None, typer.Option("--config", help="skillwire.toml (default ./skillwire.toml).")
     ] = None,
+    queue: Annotated[
+        bool,
+        typer.Option("--queue", help="Queue starts and resumes for workers (PostgreSQL)."),
+    ] = False,
 ) -> None:
     """Serve the HTTP API (/api, OpenAPI at /api/openapi.json) and the web page (/)."""
     from skillwire.core.errors import SkillError, UsageError
     from skillwire.server.serve import serve as run_server
 
     try:
-        run_server(list(paths or []), host=host, port=port, db=db, dev=dev, config_path=config)
+        run_server(
+            list(paths or []), host=host, port=port, db=db, dev=dev, config_path=config,
+            queue=queue,
+        )  # fmt: skip
     except (UsageError, SkillError) as exc:  # printed as is: messages hold [[server.keys]]
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

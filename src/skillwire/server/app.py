@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -26,6 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import skillwire
 from skillwire.assembly import make_executors, open_store
 from skillwire.config import SkillwireConfig
+from skillwire.core.errors import UsageError
 from skillwire.server.auth import KeyRing
 from skillwire.server.context import ServerContext
 from skillwire.server.errors import install_error_handlers
@@ -36,6 +38,9 @@ from skillwire.server.signals import JobSignals, SignallingStore
 from skillwire.server.skillbook import SkillBook
 from skillwire.skills import Skill
 from skillwire.store.postgres import PostgresJobStore
+
+if TYPE_CHECKING:
+    from skillwire.jobqueue import JobQueue
 
 __all__ = ["ServerSettings", "create_app"]
 
@@ -76,6 +81,23 @@ class ServerSettings:
     keepalive_seconds: float = 15.0
     """A live stream with nothing to send for this long sends a ``: ping`` comment (so
     proxies keep it open, and a client that went away is found)."""
+    queue: bool = False
+    """``serve --queue``: starts and resumes go to workers through the queue in the
+    PostgreSQL job database (``skillwire worker``), and the server recovers no job."""
+
+
+def _queue(settings: ServerSettings) -> JobQueue | None:
+    """The queue of ``serve --queue``, in the PostgreSQL job database."""
+    if not settings.queue:
+        return None
+    from skillwire.jobqueue import JobQueue
+
+    if not isinstance(settings.db, str):
+        raise UsageError(
+            "--queue needs a PostgreSQL job database: set $SKILLWIRE_DB or runtime.db to a "
+            "postgresql:// URL"
+        )
+    return JobQueue(settings.db, settings.config)
 
 
 def _default_models(config: SkillwireConfig) -> ModelFactory:
@@ -101,6 +123,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
 
     signals = JobSignals()
     store = SignallingStore(lambda: open_store(settings.db), signals)
+    queue = _queue(settings)
     book = SkillBook(settings.skill_paths)
     service = JobService(
         store,
@@ -113,6 +136,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
             if settings.sync_wait is not None
             else settings.config.server.sync_wait
         ),
+        queue=queue,
     )
     keys = KeyRing(
         settings.config.server.keys,
@@ -134,7 +158,18 @@ def create_app(settings: ServerSettings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if settings.recover_on_start:
+        async with AsyncExitStack() as stack:
+            if queue is not None:
+                from skillwire.jobqueue import ensure_queue_schema
+
+                await ensure_queue_schema(queue.url)
+                await stack.enter_async_context(queue.app.open_async())
+            async with _serving():
+                yield
+
+    @asynccontextmanager
+    async def _serving() -> AsyncIterator[None]:
+        if settings.recover_on_start and queue is None:
             task = asyncio.get_running_loop().create_task(service.recover_all())
             ctx.background.add(task)
             task.add_done_callback(ctx.background.discard)

@@ -54,8 +54,9 @@ def serve(
     dev: bool,
     config_path: Path | None,
     log_level: str = "info",
+    queue: bool = False,
 ) -> None:
-    """Run the server until interrupted."""
+    """Run the server until interrupted (``queue``: jobs run on workers)."""
     try:
         import uvicorn
     except ImportError:
@@ -74,8 +75,9 @@ def serve(
             "(skillwire keys new NAME --role user prints one), or run with --dev"
         )
     settings = ServerSettings(
-        skill_paths=skill_paths, db=db or default_db(config), config=config, dev_key=dev_key
-    )
+        skill_paths=skill_paths, db=db or default_db(config), config=config, dev_key=dev_key,
+        queue=queue,
+    )  # fmt: skip
     app = create_app(settings)
     report = app.state.skillwire.service.book.last
     print(
