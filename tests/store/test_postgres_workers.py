@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 from fastapi.testclient import TestClient
 from tests.engine.helpers import ledger_skill
 from tests.server.helpers import auth, server_config
 from typer.testing import CliRunner
 
 from skillwire.cli_app import app as cli_app
+from skillwire.core.errors import UsageError
 from skillwire.server import ServerSettings, create_app
 from skillwire.store.postgres import CHANNEL
 
@@ -228,3 +230,24 @@ def test_queue_needs_postgres(tmp_path: Path, monkeypatch: Any) -> None:
     assert result.exit_code == 2 and "PostgreSQL job database" in result.output
     result = CliRunner().invoke(cli_app, ["worker", "--once"])
     assert result.exit_code == 2 and "PostgreSQL job database" in result.output
+
+
+def test_a_worker_takes_only_its_queues(pg_dsn: str, tmp_path: Path, monkeypatch: Any) -> None:
+    """Queues are per skill: a worker for another skill leaves the job queued."""
+    skill, _ = ledger_skill(tmp_path / "skill")
+    monkeypatch.setenv("SKILLWIRE_DB", pg_dsn)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    job_id = runner.invoke(cli_app, ["run", str(skill), "-m", MESSAGE, "--queue"]).stdout.strip()
+    other = runner.invoke(cli_app, ["worker", "--once", "--queue", "skill.order-status"])
+    assert other.exit_code == 0, other.output
+    assert states(pg_dsn) == {}
+    mine = runner.invoke(cli_app, ["worker", "--once", "--queue", "skill.refund-support"])
+    assert mine.exit_code == 0, mine.output
+    assert states(pg_dsn) == {job_id: ("paused", "APPROVAL_REQUIRED")}
+
+
+def test_serve_queue_needs_postgres(tmp_path: Path) -> None:
+    settings = ServerSettings(skill_paths=[], db=tmp_path / "jobs.db", queue=True)
+    with pytest.raises(UsageError, match="needs a PostgreSQL job database"):
+        create_app(settings)
