@@ -49,6 +49,7 @@ __all__ = [
     "WorkerOptions",
     "ensure_queue_schema",
     "queue_name",
+    "queueable",
     "run_worker",
 ]
 
@@ -177,7 +178,7 @@ class JobQueue:
         deferrer = self.app.configure_task(
             name=task, queue=queue_name(skill_id), lock=f"job:{job_id}"
         )
-        await deferrer.defer_async(job_id=job_id, **kwargs)
+        await deferrer.defer_async(job_id=job_id, **queueable(kwargs))
 
     # -- the tasks -------------------------------------------------------------------------
 
@@ -333,3 +334,21 @@ async def _retry_stalled(queue: JobQueue, options: WorkerOptions) -> int:
             await manager.retry_job(job)
             count += 1
     return count
+
+
+def queueable(value: Any) -> Any:
+    """``value`` as the queue's ``jsonb`` can hold it: lone surrogates mended and U+0000
+    turned into U+FFFD in every text, keys included (``jsonb`` refuses both; the task
+    would otherwise not be queued at all)."""
+    from skillwire.core.plainjson import mended
+
+    def fix(item: Any) -> Any:
+        if isinstance(item, str):
+            return item.replace("\x00", "\ufffd")
+        if isinstance(item, dict):
+            return {fix(k): fix(v) for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [fix(v) for v in item]
+        return item
+
+    return fix(mended(value))

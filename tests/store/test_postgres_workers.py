@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 
 from skillwire.cli_app import app as cli_app
 from skillwire.core.errors import UsageError
+from skillwire.jobqueue import queueable
 from skillwire.server import ServerSettings, create_app
 from skillwire.store.postgres import CHANNEL
 
@@ -251,3 +252,46 @@ def test_serve_queue_needs_postgres(tmp_path: Path) -> None:
     settings = ServerSettings(skill_paths=[], db=tmp_path / "jobs.db", queue=True)
     with pytest.raises(UsageError, match="needs a PostgreSQL job database"):
         create_app(settings)
+
+
+def test_text_the_queue_cannot_hold_still_queues_the_job(pg_dsn: str, tmp_path: Path) -> None:
+    """A message holding U+0000 (which ``jsonb`` refuses): the start is queued (mended),
+    the job runs on a worker, and its input, queued too, is applied there."""
+    assert queueable({"k\x00": ["v\x00", "\ud800", 1, None]}) == {
+        "k\ufffd": ["v\ufffd", "\ufffd", 1, None]
+    }
+    skills = tmp_path / "skills"
+    ledger_skill(skills / "refund")
+    settings = ServerSettings(
+        skill_paths=[skills], db=pg_dsn, config=server_config(sync_wait=0.0), queue=True
+    )
+    env = {**os.environ, "SKILLWIRE_DB": pg_dsn, "PYTHONPATH": str(ROOT / "src")}
+
+    def drain() -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "skillwire", "worker", "--once"],
+            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+
+    with TestClient(create_app(settings)) as client:
+        body = {"skill_id": "refund-support", "message": "I want a refund of $750 \x00"}
+        response = client.post(
+            "/api/jobs", content=json.dumps(body),  # the escapes \u0000 and \ud800
+            headers={**auth("alice"), "Content-Type": "application/json"},
+        )  # fmt: skip
+        assert response.status_code == 202, response.text
+        job_id = response.json()["id"]
+        drain()
+        job = client.get(f"/api/jobs/{job_id}", headers=auth("alice")).json()
+        assert (job["status"], job["outcome_class"]) == ("paused", "USER_ACTION_REQUIRED")
+        answer = client.post(
+            f"/api/jobs/{job_id}/input", headers=auth("alice"),
+            json={"input": {"order_id": "ORD-12345"},
+                  "correlation_id": job["waiting"]["correlation_id"]},
+        )  # fmt: skip
+        assert answer.status_code == 202, answer.text
+        drain()
+        job = client.get(f"/api/jobs/{job_id}", headers=auth("alice")).json()
+    assert job["status"] == "paused"  # the input was applied: the job moved on
+    assert job["waiting"]["correlation_id"] != answer.json()["waiting"]["correlation_id"]
