@@ -78,15 +78,31 @@ class Workers:
         }
         self.folder = folder
         self.started = 0
+        self.procs: list[subprocess.Popen[bytes]] = []
 
     def start(self) -> subprocess.Popen[bytes]:
         self.started += 1
         log = (self.folder / f"worker{self.started}.log").open("wb")
+        self.procs.append(self._popen(log))
+        return self.procs[-1]
+
+    def _popen(self, log: Any) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             [sys.executable, "-m", "skillwire", "worker", "--heartbeat", "0.5",
              "--stalled-after", "2", "--concurrency", "8"],
             env=self.env, cwd=self.folder, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
+
+    def stop_all(self) -> None:
+        """End every worker still running (whatever ended the test)."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
 
     def logs(self) -> str:
         return "\n".join(
@@ -118,80 +134,80 @@ def test_two_workers_one_killed_again_and_again_lose_nothing(pg_dsn: str, tmp_pa
     # every kill point is a number of tool runs in the ledger (state, not time)
     kill_at = sorted(rng.sample(range(20, 5 * JOBS), 6))
     killed = 0
-    victim = workers.start()
-    other = workers.start()
-    answered: set[tuple[str, str]] = set()
-    with (
-        TestClient(create_app(settings)) as client,
-        psycopg.connect(pg_dsn, autocommit=True) as listener,
-    ):
-        listener.execute(f"LISTEN {CHANNEL}")
-        ids = []
-        for _ in range(JOBS):
-            response = client.post(
-                "/api/jobs", headers=auth("alice"),
-                json={"skill_id": "refund-support", "message": MESSAGE},
-            )  # fmt: skip
-            assert response.status_code == 202, response.text
-            assert response.json()["status"] == "queued"
-            ids.append(response.json()["id"])
-        assert len(set(ids)) == JOBS
-        deadline = time.monotonic() + 300
-        while True:
-            if time.monotonic() > deadline:
-                raise AssertionError(
-                    f"not done: {Counter(states(pg_dsn).values())}\n{workers.logs()}"
-                )
-            done_runs = len(ledger.read_text().splitlines())
-            if kill_at and done_runs >= kill_at[0]:
-                kill_at.pop(0)
-                victim.send_signal(signal.SIGKILL)
-                victim.wait()
-                killed += 1
-                victim = workers.start()
-            for proc in (victim, other):
-                assert proc.poll() is None, f"a worker exited\n{workers.logs()}"
-            now = states(pg_dsn)
-            for job_id, (status, _) in now.items():
-                if status != "paused":
-                    continue
-                job = client.get(f"/api/jobs/{job_id}", headers=auth("boss")).json()
-                if job["status"] != "paused":  # moved on since the query above
-                    continue
-                pause = job["waiting"]["correlation_id"]
-                outcome = str(job["outcome_class"])
-                if (job_id, pause) in answered:
-                    continue
-                answered.add((job_id, pause))
-                if outcome == "APPROVAL_REQUIRED":
-                    reply = client.post(
-                        f"/api/jobs/{job_id}/approval", headers=auth("sup"),
-                        json={"decision": "approve", "correlation_id": pause},
-                    )  # fmt: skip
-                elif outcome == "OPERATOR_ACTION_REQUIRED":  # a refund in flight at a kill
-                    flight = job["waiting"]
-                    ran = any(
-                        tool == flight["tool"] and k.startswith(f"{job_id}:")
-                        for tool, k, _ in runs(ledger)
+    try:
+        victim = workers.start()
+        other = workers.start()
+        answered: set[tuple[str, str]] = set()
+        with (
+            TestClient(create_app(settings)) as client,
+            psycopg.connect(pg_dsn, autocommit=True) as listener,
+        ):
+            listener.execute(f"LISTEN {CHANNEL}")
+            ids = []
+            for _ in range(JOBS):
+                response = client.post(
+                    "/api/jobs", headers=auth("alice"),
+                    json={"skill_id": "refund-support", "message": MESSAGE},
+                )  # fmt: skip
+                assert response.status_code == 202, response.text
+                assert response.json()["status"] == "queued"
+                ids.append(response.json()["id"])
+            assert len(set(ids)) == JOBS
+            deadline = time.monotonic() + 300
+            while True:
+                if time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"not done: {Counter(states(pg_dsn).values())}\n{workers.logs()}"
                     )
-                    # as an operator who looked the refund up: it ran, with this result
-                    given = {"outcome": "ran", "result": refund_result(flight["arguments"])}
-                    reply = client.post(
-                        f"/api/jobs/{job_id}/input", headers=auth("boss"),
-                        json={"input": given if ran else {"outcome": "not_run"},
-                              "correlation_id": pause},
-                    )  # fmt: skip
-                else:
-                    raise AssertionError(f"job {job_id} paused {outcome}: {job['waiting']}")
-                assert reply.status_code in (200, 202), reply.text
-            if len(now) == JOBS and all(s[0] in ENDED for s in now.values()):
-                break
-            listener.execute("SELECT 1")  # wait for the next change, at most a second
-            for _ in listener.notifies(timeout=1.0, stop_after=1):
-                pass
-    for proc in (victim, other):
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+                done_runs = len(ledger.read_text().splitlines())
+                if kill_at and done_runs >= kill_at[0]:
+                    kill_at.pop(0)
+                    victim.send_signal(signal.SIGKILL)
+                    victim.wait()
+                    killed += 1
+                    victim = workers.start()
+                for proc in (victim, other):
+                    assert proc.poll() is None, f"a worker exited\n{workers.logs()}"
+                now = states(pg_dsn)
+                for job_id, (status, _) in now.items():
+                    if status != "paused":
+                        continue
+                    job = client.get(f"/api/jobs/{job_id}", headers=auth("boss")).json()
+                    if job["status"] != "paused":  # moved on since the query above
+                        continue
+                    pause = job["waiting"]["correlation_id"]
+                    outcome = str(job["outcome_class"])
+                    if (job_id, pause) in answered:
+                        continue
+                    answered.add((job_id, pause))
+                    if outcome == "APPROVAL_REQUIRED":
+                        reply = client.post(
+                            f"/api/jobs/{job_id}/approval", headers=auth("sup"),
+                            json={"decision": "approve", "correlation_id": pause},
+                        )  # fmt: skip
+                    elif outcome == "OPERATOR_ACTION_REQUIRED":  # a refund in flight at a kill
+                        flight = job["waiting"]
+                        ran = any(
+                            tool == flight["tool"] and k.startswith(f"{job_id}:")
+                            for tool, k, _ in runs(ledger)
+                        )
+                        # as an operator who looked the refund up: it ran, with this result
+                        given = {"outcome": "ran", "result": refund_result(flight["arguments"])}
+                        reply = client.post(
+                            f"/api/jobs/{job_id}/input", headers=auth("boss"),
+                            json={"input": given if ran else {"outcome": "not_run"},
+                                  "correlation_id": pause},
+                        )  # fmt: skip
+                    else:
+                        raise AssertionError(f"job {job_id} paused {outcome}: {job['waiting']}")
+                    assert reply.status_code in (200, 202), reply.text
+                if len(now) == JOBS and all(s[0] in ENDED for s in now.values()):
+                    break
+                listener.execute("SELECT 1")  # wait for the next change, at most a second
+                for _ in listener.notifies(timeout=1.0, stop_after=1):
+                    pass
+    finally:
+        workers.stop_all()
     assert killed >= 1
     ended = states(pg_dsn)
     assert sorted(ended) == sorted(ids)  # 0 jobs lost
