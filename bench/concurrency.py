@@ -26,6 +26,14 @@ SQLite file: each starts its share of the jobs, and approves the share another p
 started (a paused job resumes on any worker). The figures are over all of them
 (``cpu_s`` summed). One process is the default and the figure the target is about: the
 design serves many jobs from one process; this shows what a second core adds.
+``--workers N`` is the same option.
+
+``--store postgres`` runs the same jobs on a PostgreSQL database too, after SQLite in
+the same run, and prints the PostgreSQL figures with SQLite's beside them (``sqlite``).
+The database is ``--pg-url``, else ``$SKILLWIRE_BENCH_PG``, else a throwaway cluster
+started from the server binaries (:mod:`bench.pg_cluster`). ``jobs_per_s`` is jobs over
+the wall time; ``resume_p50_ms`` and ``resume_p99_ms`` are the times from an approval to
+the job's end (it makes ``resume_calls`` more model calls: ``resume_ideal_ms``).
 """
 
 from __future__ import annotations
@@ -44,12 +52,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.job_overhead import MESSAGE, REPLIES, SKILL
+from skillwire.assembly import open_store
 from skillwire.core.chat import ChatRequest, ChatResponse, ToolCall
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import EngineLimits, Runtime
 from skillwire.engine.heap import freeze_startup_heap, tune_collector
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
+from skillwire.store.postgres import PostgresJobStore
 from skillwire.tools import Executors
 
 CALLS_PER_JOB = len(REPLIES)
@@ -117,10 +127,12 @@ async def _start(runtime: Runtime, skill: Skill, user: str) -> tuple[Pause, bool
     return pause, job.record.outcome_class == OutcomeClass.APPROVAL_REQUIRED
 
 
-async def _resume(runtime: Runtime, pause: Pause) -> tuple[str, bool]:
+async def _resume(runtime: Runtime, pause: Pause) -> tuple[str, bool, float]:
     """Approve one job, naming the pause it waits under (as an approver who read it in
-    the inbox: the approval itself reads no more); its id, and whether it completed."""
+    the inbox: the approval itself reads no more); its id, whether it completed, and
+    the seconds from the approval to its end."""
     job_id, correlation_id = pause
+    began = time.monotonic()
     job = await runtime.resume(
         job_id,
         approval="approve",
@@ -129,7 +141,7 @@ async def _resume(runtime: Runtime, pause: Pause) -> tuple[str, bool]:
         correlation_id=correlation_id,
         detail=False,
     )
-    return job.id, job.status is JobStatus.COMPLETED
+    return job.id, job.status is JobStatus.COMPLETED, time.monotonic() - began
 
 
 class _Alone:
@@ -163,19 +175,21 @@ class _Together:
 
 
 async def _share(
-    index: int, jobs: int, latency: float, db: Path, meet: _Alone | _Together
+    index: int, jobs: int, latency: float, db: Path | str, meet: _Alone | _Together
 ) -> dict[str, Any]:
     """One process's part: warm up, start ``jobs`` jobs at once when every process is
     ready, then approve at once the jobs it is handed; its times and counts."""
     skill = load_skill(SKILL)
-    store = SQLiteJobStore(db)
+    store = open_store(db)
     model = RemoteModel(latency)
     runtime = Runtime(store, model, limits=EngineLimits(), executors=Executors())
     try:
         # one job first, so that the skill's gate is compiled before the clock starts
         warm = await runtime.start(skill, MESSAGE, detail=False)
         assert warm.record.waiting is not None
+        before_pause = model.calls
         await _resume(runtime, (warm.id, warm.record.waiting.correlation_id))
+        resume_calls = model.calls - before_pause
         model.calls = 0
         freeze_startup_heap()  # as skillwire serve does once started
         tune_collector()
@@ -190,8 +204,10 @@ async def _share(
         theirs = await meet.trade(index, mine)
         await meet.wait()  # every job of every process has paused
         ended = await asyncio.gather(*(_resume(runtime, pause) for pause in theirs))
-        bad += [job_id for job_id, ok in ended if not ok]
+        bad += [job_id for job_id, ok, _ in ended if not ok]
         return {
+            "resumes": [seconds for _, _, seconds in ended],
+            "resume_calls": resume_calls,
             "start": wall0,
             "paused": paused,
             "end": time.monotonic(),
@@ -204,7 +220,7 @@ async def _share(
 
 
 def _in_child(
-    index: int, jobs: int, latency: float, db: Path, meet: _Together, out: Queue[Any]
+    index: int, jobs: int, latency: float, db: Path | str, meet: _Together, out: Queue[Any]
 ) -> None:
     try:
         out.put((index, asyncio.run(_share(index, jobs, latency, db, meet))))
@@ -213,20 +229,24 @@ def _in_child(
         raise
 
 
-def measure(jobs: int, latency: float, folder: Path, processes: int = 1) -> dict[str, Any]:
+def measure(
+    jobs: int, latency: float, folder: Path, processes: int = 1, url: str | None = None
+) -> dict[str, Any]:
     """Start ``jobs`` jobs at once, resume them all at once; the figures as a dict.
 
     With ``processes`` above 1, each of that many processes (spawned, each its own
-    runtime and event loop, one SQLite file) starts its share, and approves the share
-    the process before it started: the figures are over all of them."""
+    runtime and event loop, one database) starts its share, and approves the share
+    the process before it started: the figures are over all of them. The database is
+    a SQLite file in ``folder``, or the empty PostgreSQL database at ``url``."""
     if jobs % processes:
         raise SystemExit(f"--jobs {jobs} does not split into {processes} equal shares")
     share = jobs // processes
-    db = folder / "jobs.db"
+    db: Path | str = url if url is not None else folder / "jobs.db"
     if processes == 1:
         parts = [asyncio.run(_share(0, share, latency, db, _Alone()))]
     else:
-        asyncio.run(SQLiteJobStore(db).close())  # the schema, before any process opens it
+        # the schema, before any process opens the database
+        asyncio.run((PostgresJobStore(url) if url else SQLiteJobStore(folder / "jobs.db")).close())
         ctx = multiprocessing.get_context("spawn")  # no state or thread of ours inherited
         meet, out = _Together(processes, ctx), ctx.Queue()
         children = [
@@ -252,8 +272,10 @@ def measure(jobs: int, latency: float, folder: Path, processes: int = 1) -> dict
     start = min(p["start"] for p in parts)
     wall = max(p["end"] for p in parts) - start
     ideal = CALLS_PER_JOB * latency
+    resumes = sorted(seconds for p in parts for seconds in p["resumes"])
     return {
         "bench": "concurrency",
+        "store": "postgres" if url else "sqlite",
         "jobs": jobs,
         "processes": processes,
         "latency_ms": round(latency * 1000, 1),
@@ -261,12 +283,59 @@ def measure(jobs: int, latency: float, folder: Path, processes: int = 1) -> dict
         "ideal_s": round(ideal, 3),
         "ratio": round(wall / ideal, 3),
         "all_paused_s": round(max(p["paused"] for p in parts) - start, 3),
+        "jobs_per_s": round(jobs / wall, 1),
+        "resume_p50_ms": round(_quantile(resumes, 0.50) * 1000, 1),
+        "resume_p99_ms": round(_quantile(resumes, 0.99) * 1000, 1),
+        "resume_calls": parts[0]["resume_calls"],
+        "resume_ideal_ms": round(parts[0]["resume_calls"] * latency * 1000, 1),
         "cpu_s": round(sum(p["cpu_s"] for p in parts), 3),
         "model_calls": sum(p["model_calls"] for p in parts),
         "failed_jobs": sum(p["failed_jobs"] for p in parts),
         "target_ratio": 1.5,
         "python": platform.python_version(),
     }
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    """The ``q`` quantile of ``ordered`` (nearest rank; 0 for none)."""
+    if not ordered:
+        return 0.0
+    return ordered[min(len(ordered) - 1, max(0, int(q * len(ordered) + 0.5) - 1))]
+
+
+def _on_postgres(jobs: int, latency: float, processes: int, url: str | None) -> dict[str, Any]:
+    """The figures on PostgreSQL: on a new database of the server at ``url`` (the
+    maintenance database's URL), or of a throwaway cluster."""
+    import itertools
+    import os
+
+    import psycopg
+
+    from bench.pg_cluster import Cluster, find_bin
+
+    url = url or os.environ.get("SKILLWIRE_BENCH_PG")
+    cluster = None
+    if url is None:
+        bin_dir = find_bin()
+        if bin_dir is None:
+            raise SystemExit("--store postgres: no --pg-url and no PostgreSQL server binaries")
+        cluster = Cluster(bin_dir)
+        url = cluster.dsn()
+    name = f"skillwire_bench_{os.getpid()}_{next(itertools.count())}"
+    base, _, query = url.partition("?")
+    bench_url = f"{base.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
+    try:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f"CREATE DATABASE {name}")
+        try:
+            with tempfile.TemporaryDirectory(prefix="skillwire-bench-") as tmp:
+                return measure(jobs, latency, Path(tmp), processes, bench_url)
+        finally:
+            with psycopg.connect(url, autocommit=True) as admin:
+                admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    finally:
+        if cluster is not None:
+            cluster.stop()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -276,15 +345,32 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
     parser.add_argument(
         "--processes",
+        "--workers",
         type=int,
         default=1,
-        help="runtimes, each in its own process, sharing the jobs and the SQLite file",
+        help="runtimes, each in its own process, sharing the jobs and the database",
     )
+    parser.add_argument(
+        "--store",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="postgres: run on PostgreSQL too, after SQLite, and print both",
+    )
+    parser.add_argument("--pg-url", help="a PostgreSQL server's maintenance database URL")
     ns = parser.parse_args(argv)
     if ns.processes < 1:
         parser.error("--processes must be at least 1")
     with tempfile.TemporaryDirectory(prefix="skillwire-bench-") as tmp:
         result = measure(ns.jobs, ns.latency, Path(tmp), ns.processes)
+    if ns.store == "postgres":
+        on_sqlite = result
+        result = _on_postgres(ns.jobs, ns.latency, ns.processes, ns.pg_url)
+        result["sqlite"] = {
+            key: on_sqlite[key]
+            for key in ("wall_s", "ratio", "jobs_per_s", "resume_p50_ms", "resume_p99_ms",
+                        "cpu_s", "failed_jobs")
+        }  # fmt: skip
+        result["failed_jobs"] += on_sqlite["failed_jobs"]
     print(json.dumps(result))
     if result["failed_jobs"]:
         raise SystemExit(1)

@@ -44,6 +44,9 @@ ASSEMBLERS = frozenset(
         "cli_sim",
         "cli_output",
         "cli_values",
+        "cli_db",
+        "cli_worker",
+        "jobqueue",
         "assembly",
         "__main__",
     }

@@ -12,10 +12,12 @@ from pathlib import Path
 from skillwire.config import SkillwireConfig, load_config
 from skillwire.core.chat import ChatModel
 from skillwire.core.errors import CredentialError, ModelConfigError, UsageError
+from skillwire.core.store import JobStore
 from skillwire.engine import Runtime
 from skillwire.skills import BasePolicy, LoadResult, load_base_policy
 from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
+from skillwire.store.postgres import PostgresJobStore, is_postgres_url, safe_url
 from skillwire.tools import Credentials, Executors, HttpExecutor, ShellExecutor
 from skillwire.tools.credentials import load_secrets
 from skillwire.tools.mcp import McpExecutor, McpServer
@@ -24,28 +26,39 @@ from skillwire.tools.shell import bwrap_path
 
 __all__ = [
     "DEFAULT_DB",
+    "Database",
     "ModelChoice",
     "add_tool_findings",
     "base_policy",
     "choose_models",
     "credentials",
+    "db_exists",
+    "db_label",
     "default_db",
     "make_executors",
     "make_runtime",
+    "open_store",
     "refuse_without_credentials",
 ]
 
 DEFAULT_DB = ".skillwire/jobs.db"
 
+Database = Path | str
+"""Where jobs are kept: a SQLite file, or a ``postgresql://`` URL (a ``str``)."""
 
-def default_db(config: SkillwireConfig | None = None) -> Path:
+
+def default_db(config: SkillwireConfig | None = None) -> Database:
     """``$SKILLWIRE_DB``, else the configuration's ``runtime.db`` (a relative path is
-    relative to the configuration file's folder), else ``.skillwire/jobs.db``."""
+    relative to the configuration file's folder), else ``.skillwire/jobs.db``. A
+    ``postgresql://`` URL in either is returned as it is (a ``str``)."""
     import os
 
     if os.environ.get("SKILLWIRE_DB"):
-        return Path(os.environ["SKILLWIRE_DB"])
+        env = os.environ["SKILLWIRE_DB"]
+        return env if is_postgres_url(env) else Path(env)
     if config is not None and config.runtime.db:
+        if is_postgres_url(config.runtime.db):
+            return config.runtime.db
         db = Path(config.runtime.db).expanduser()
         if not db.is_absolute() and config.source:
             db = Path(config.source).parent / db
@@ -153,6 +166,37 @@ def base_guard(base: BasePolicy) -> Callable[[list[str]], list[str]]:
     return lambda argv: list(argv_problems(access, argv))
 
 
+def open_store(db: Database) -> JobStore:
+    """The store of ``db``: PostgreSQL for a ``postgresql://`` URL (migrated), else the
+    SQLite file (its folder created if needed)."""
+    if isinstance(db, str) and is_postgres_url(db):
+        return PostgresJobStore(db)
+    path = _file(db)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return SQLiteJobStore(path)
+
+
+def db_exists(db: Database) -> bool:
+    """Whether ``db`` may hold jobs already: a URL always, a file if it exists."""
+    return (isinstance(db, str) and is_postgres_url(db)) or _file(db).exists()
+
+
+def _file(db: Database) -> Path:
+    """``db`` as a SQLite file; :class:`UsageError` for a URL that became a path (a
+    ``--db`` option parses as a path, which folds the URL's ``//``)."""
+    if str(db).startswith(("postgresql:", "postgres:")):
+        raise UsageError(
+            "a PostgreSQL URL is not a SQLite file: give it in $SKILLWIRE_DB or runtime.db "
+            "of skillwire.toml (--db takes a file)"
+        )
+    return Path(db)
+
+
+def db_label(db: Database) -> str:
+    """``db`` for messages: a URL without its password, or the file's path."""
+    return safe_url(db) if isinstance(db, str) and is_postgres_url(db) else str(db)
+
+
 def make_executors(
     config: SkillwireConfig | None = None,
     base: BasePolicy | None = None,
@@ -254,13 +298,14 @@ def choose_models(
     return ModelChoice(models[name], models[gate_name], notes)
 
 
-def make_runtime(db: Path, choice: ModelChoice, config: SkillwireConfig | None = None) -> Runtime:
-    """A runtime on the SQLite store at ``db`` (created if needed), its tools run as
+def make_runtime(
+    db: Database, choice: ModelChoice, config: SkillwireConfig | None = None
+) -> Runtime:
+    """A runtime on the store of ``db`` (:func:`open_store`), its tools run as
     ``config`` says."""
-    db.parent.mkdir(parents=True, exist_ok=True)
     base = base_policy(config)
     return Runtime(
-        SQLiteJobStore(db),
+        open_store(db),
         choice.model,
         gate_model=choice.gate_model,
         executors=make_executors(config, base),

@@ -12,6 +12,7 @@ import typer
 from skillwire.cli_sim import sim_app
 
 if TYPE_CHECKING:
+    from skillwire.assembly import Database
     from skillwire.config import SkillwireConfig
     from skillwire.skills import LoadResult
 
@@ -142,7 +143,7 @@ ModelOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the job as JSON.")]
 
 
-def _db(db: Path | None, config: SkillwireConfig | None = None) -> Path:
+def _db(db: Path | None, config: SkillwireConfig | None = None) -> Database:
     """``--db``, else where the configuration (read now unless given) puts jobs."""
     from skillwire.assembly import default_db
     from skillwire.config import load_config
@@ -167,8 +168,12 @@ def run(
     ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    queue: Annotated[
+        bool, typer.Option("--queue", help="Queue the start for a worker; print the job id.")
+    ] = False,
 ) -> None:
-    """Start a job on SKILL and run it until it pauses or ends."""
+    """Start a job on SKILL and run it until it pauses or ends (``--queue``: a worker
+    runs it; see ``skillwire worker``)."""
     from skillwire.cli_jobs import exit_for, guard, print_job, with_runtime
     from skillwire.cli_values import context_schemas, split_pairs, typed_values
     from skillwire.config import load_config
@@ -179,6 +184,12 @@ def run(
         config = load_config()
         loaded = load_skill(skill)
         ctx = typed_values(pairs, context_schemas(loaded), "--context")
+        if queue:
+            from skillwire.cli_worker import enqueue_run
+
+            owner = str(ctx.get("user_id", ""))
+            typer.echo(enqueue_run(config, loaded, message, ctx, owner))
+            return
         job = with_runtime(
             _db(db, config),
             model,
@@ -297,15 +308,15 @@ def jobs(
     from rich.measure import Measurement
     from rich.table import Table
 
+    from skillwire.assembly import db_exists, db_label, open_store
     from skillwire.cli_jobs import guard
     from skillwire.cli_output import console
     from skillwire.core.errors import UsageError
     from skillwire.core.job import JobStatus, OutcomeClass
-    from skillwire.store import SQLiteJobStore
 
     def body() -> None:
         path = _db(db)
-        if not path.exists():
+        if not db_exists(path):
             raise UsageError(f"no job database at {path}")
         try:
             wanted = JobStatus(status) if status else None
@@ -318,7 +329,7 @@ def jobs(
             raise UsageError(f"unknown outcome class {outcome!r}; one of {known}") from None
 
         async def fetch() -> list[Any]:
-            store = SQLiteJobStore(path)
+            store = open_store(path)
             try:
                 return await store.list(status=wanted, outcome_class=outcome_class, limit=limit)
             finally:
@@ -361,7 +372,7 @@ def jobs(
         out = console(width=10_000)
         needed = Measurement.get(out, out.options, table).maximum
         out.width = max(needed, shutil.get_terminal_size((80, 40)).columns)
-        out.print(f"jobs in {path}", soft_wrap=True)
+        out.print(f"jobs in {db_label(path)}", soft_wrap=True)
         out.print(table)
 
     guard(body)
@@ -376,19 +387,19 @@ def show(
     """A job's timeline: stages, gate decisions with reason codes, model calls."""
     import asyncio
 
+    from skillwire.assembly import db_exists, open_store
     from skillwire.cli_jobs import guard, print_job, render_timeline
     from skillwire.core.errors import NotFoundError
     from skillwire.core.store import resolve_job_id
     from skillwire.engine import JobView
-    from skillwire.store import SQLiteJobStore
 
     def body() -> None:
         path = _db(db)
-        if not path.exists():
+        if not db_exists(path):
             raise NotFoundError(f"no job database at {path}")
 
         async def fetch() -> JobView:
-            store = SQLiteJobStore(path)
+            store = open_store(path)
             try:
                 full_id = await resolve_job_id(store, job_id)
                 record = await store.get(full_id)
@@ -547,6 +558,10 @@ def serve(
     config: Annotated[
         Path | None, typer.Option("--config", help="skillwire.toml (default ./skillwire.toml).")
     ] = None,
+    queue: Annotated[
+        bool,
+        typer.Option("--queue", help="Queue starts and resumes for workers (PostgreSQL)."),
+    ] = False,
 ) -> None:
     """Serve the HTTP API (/api, OpenAPI at /api/openapi.json) and the web page (/)."""
     from skillwire.core.errors import SkillError, UsageError
@@ -564,7 +579,10 @@ def serve(
         )
         raise typer.Exit(2) from None
     try:
-        run_server(list(paths or []), host=host, port=port, db=db, dev=dev, config_path=config)
+        run_server(
+            list(paths or []), host=host, port=port, db=db, dev=dev, config_path=config,
+            queue=queue,
+        )  # fmt: skip
     except (UsageError, SkillError) as exc:  # printed as is: messages hold [[server.keys]]
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -606,3 +624,8 @@ def keys_new(
 
 
 app.add_typer(sim_app, name="sim")
+from skillwire.cli_db import db_app  # noqa: E402 - registered after the app's commands
+from skillwire.cli_worker import worker  # noqa: E402
+
+app.add_typer(db_app, name="db")
+app.command()(worker)

@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import typer
 from rich.table import Table
@@ -19,6 +19,10 @@ from skillwire.core.errors import SkillError, SkillwireError
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import JobView, Runtime
 from skillwire.skills.model import Skill
+
+if TYPE_CHECKING:
+    from skillwire.assembly import Database
+
 
 __all__ = [
     "cli_actor",
@@ -39,18 +43,19 @@ __all__ = [
 T = TypeVar("T")
 
 
-def full_job_id(db: Path, text: str) -> str:
-    """The id of the job in ``db`` whose id is ``text`` or starts with it (a
-    :class:`UsageError` naming the candidates when several do)."""
+def full_job_id(db: Database, text: str) -> str:
+    """The id of the job in ``db`` (a SQLite file or a PostgreSQL URL) whose id is
+    ``text`` or starts with it (a :class:`UsageError` naming the candidates when
+    several do)."""
+    from skillwire.assembly import db_exists, db_label, open_store
     from skillwire.core.errors import NotFoundError
     from skillwire.core.store import resolve_job_id
-    from skillwire.store import SQLiteJobStore
 
-    if not db.exists():
-        raise NotFoundError(f"no job database at {db}")
+    if not db_exists(db):
+        raise NotFoundError(f"no job database at {db_label(db)}")
 
     async def find() -> str:
-        store = SQLiteJobStore(db)
+        store = open_store(db)
         try:
             return await resolve_job_id(store, text)
         finally:
@@ -69,7 +74,7 @@ async def give_input(runtime: Runtime, job_id: str, pairs: list[Pair]) -> JobVie
 
 
 def with_runtime(
-    db: Path,
+    db: Database,
     model_spec: str | None,
     job_id: str | None,
     work: Callable[[Runtime], Awaitable[T]],
@@ -83,19 +88,20 @@ def with_runtime(
     from skillwire.assembly import (
         choose_models,
         credentials,
+        db_exists,
         make_runtime,
+        open_store,
         refuse_without_credentials,
     )
     from skillwire.config import load_config
-    from skillwire.store import SQLiteJobStore
 
     config = config or load_config()
 
     async def main() -> T:
         calls = 0
         chosen_skill = skill
-        if job_id is not None and db.exists():
-            probe = SQLiteJobStore(db)
+        if job_id is not None and db_exists(db):
+            probe = open_store(db)
             try:
                 record = await probe.get(job_id)
             finally:

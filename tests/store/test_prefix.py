@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from tests.store.test_sqlite import make_job
 
 from skillwire.core.errors import NotFoundError, UsageError
-from skillwire.core.store import PREFIX_CANDIDATES, resolve_job_id
+from skillwire.core.store import PREFIX_CANDIDATES, after_prefix, resolve_job_id
 from skillwire.store import SQLiteJobStore
-from skillwire.store.sqlite import _IDS_BETWEEN, _after_prefix
+from skillwire.store.sqlite import _IDS_BETWEEN
 
 T = TypeVar("T")
 
@@ -121,10 +121,10 @@ def test_the_lookup_is_one_range_of_the_index(tmp_path: Path) -> None:
 
 
 def test_the_next_string_after_a_prefix() -> None:
-    assert _after_prefix("ab") == "ac"
-    assert _after_prefix("a\U0010ffff") == "b"
-    assert _after_prefix("\ud7ff") == "\ue000"  # surrogates skipped
-    assert _after_prefix("\U0010ffff\U0010ffff") is None
+    assert after_prefix("ab") == "ac"
+    assert after_prefix("a\U0010ffff") == "b"
+    assert after_prefix("\ud7ff") == "\ue000"  # surrogates skipped
+    assert after_prefix("\U0010ffff\U0010ffff") is None
 
 
 @settings(max_examples=40, deadline=None)

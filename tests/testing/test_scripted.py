@@ -447,6 +447,7 @@ def test_the_export_list() -> None:
         "ChatFunction",
         "FunctionModel",
         "IncompleteScriptError",
+        "MemoryJobStore",
         "ScriptError",
         "ScriptExhaustedError",
         "ScriptFormat",

@@ -27,6 +27,8 @@ Failures, each a mistake of someone in particular or a thing that went wrong::
     │   ├── ModelRequestError      the server refused the request (bad request, unknown model)
     │   └── ModelUnavailableError  timeouts, 429 and 5xx that outlived the retries
     ├── SchemaTooNewError          the job database was written by a newer skillwire
+    ├── StoreUnavailableError      the job database cannot be reached or used as configured
+    │                              (a PostgreSQL URL refused, the postgres extra missing)
     ├── StateVersionError          a job's stored state has a version this skillwire cannot
     │   │                          read (the engine, on load)
     │   └── JobStateTooNewError    the store found a state newer than this skillwire reads
@@ -109,6 +111,7 @@ __all__ = [
     "SkillwireError",
     "StageMismatchError",
     "StateVersionError",
+    "StoreUnavailableError",
     "ToolRefusedError",
     "ToolTimeoutError",
     "UsageError",
@@ -283,6 +286,12 @@ class SchemaTooNewError(SkillwireError):
         )
         self.found = found
         self.known = known
+
+
+class StoreUnavailableError(SkillwireError):
+    """The job database cannot be reached or used as configured: a PostgreSQL server
+    that refuses the connection, a URL that does not parse, the ``postgres`` extra not
+    installed. The message names the database without its password."""
 
 
 class StateVersionError(SkillwireError):

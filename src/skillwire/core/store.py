@@ -1,7 +1,9 @@
 """The ``JobStore`` protocol: where jobs, their events and model calls are kept.
 
-Implemented in SQLite (``skillwire.store.SQLiteJobStore``, the embedded default);
-PostgreSQL is planned, not written yet. A save is one transaction:
+Implemented in SQLite (``skillwire.store.SQLiteJobStore``, the embedded default), in
+PostgreSQL (``skillwire.store.postgres.PostgresJobStore``) and in memory, for tests
+(``skillwire.testing.MemoryJobStore``); ``tests/store/test_contract.py`` is what each
+must pass. A save is one transaction:
 the job's new row, its new events and model calls, all or nothing, and only if the
 stored version is the one the caller read (optimistic concurrency).
 """
@@ -15,7 +17,7 @@ from typing import Protocol
 from skillwire.core.errors import NotFoundError, UsageError
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
 
-__all__ = ["PREFIX_CANDIDATES", "JobStore", "resolve_job_id"]
+__all__ = ["PREFIX_CANDIDATES", "JobStore", "after_prefix", "resolve_job_id"]
 
 PREFIX_CANDIDATES = 10
 """How many jobs an ambiguous job id prefix lists (:func:`resolve_job_id`)."""
@@ -109,3 +111,23 @@ async def resolve_job_id(
     raise UsageError(
         f"job id '{text}' is ambiguous: {many} jobs start with it ({listed}); give more of the id"
     )
+
+
+def after_prefix(prefix: str) -> str | None:
+    """The least string greater than every string that starts with ``prefix`` (None if
+    there is none: ``prefix`` is all U+10FFFF), for a store's ``ids_starting`` as one
+    range of an index: ``prefix <= id < after_prefix(prefix)``.
+
+    Valid where text compares by code point (UTF-8 bytes: SQLite, PostgreSQL's ``C``
+    collation): the prefix with its last character raised by one (a last character that
+    cannot be raised is dropped first; surrogates, which stored text never holds, are
+    skipped).
+    """
+    chars = list(prefix)
+    while chars:
+        raised = ord(chars.pop()) + 1
+        if raised == 0xD800:
+            raised = 0xE000
+        if raised <= 0x10FFFF:
+            return "".join(chars) + chr(raised)
+    return None

@@ -182,10 +182,14 @@ class Runtime:
         context: Mapping[str, Any] | None = None,
         owner: str | None = None,
         detail: bool = True,
+        job_id: str | None = None,
     ) -> JobView:
         """Create a job for ``message`` and run it until it pauses or ends.
 
         The job is stored before any model is called, so a crash never loses it.
+        ``job_id`` is the new job's id when the caller chose it already (a queue that
+        told the user the id before a worker took the start); a job with that id
+        existing raises ``VersionConflict`` before anything runs.
         """
         if not message.strip():
             raise UsageError("the message is empty")
@@ -197,7 +201,7 @@ class Runtime:
             compiled = self.skills.starting(skill)
             at = now()
             record = JobRecord(
-                new_job_id(),
+                job_id or new_job_id(),
                 skill.id,
                 JobStatus.QUEUED,
                 None,

@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -26,7 +27,13 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import skillwire
-from skillwire.assembly import base_policy, credentials, make_executors, refuse_without_credentials
+from skillwire.assembly import (
+    base_policy,
+    credentials,
+    make_executors,
+    open_store,
+    refuse_without_credentials,
+)
 from skillwire.config import SkillwireConfig
 from skillwire.core.errors import ServiceUnavailable, UsageError
 from skillwire.server.auth import KeyRing
@@ -38,7 +45,10 @@ from skillwire.server.service import JobService, ModelFactory
 from skillwire.server.signals import JobSignals, SignallingStore
 from skillwire.server.skillbook import SkillBook
 from skillwire.skills import Skill
-from skillwire.store import SQLiteJobStore
+from skillwire.store.postgres import PostgresJobStore
+
+if TYPE_CHECKING:
+    from skillwire.jobqueue import JobQueue
 
 __all__ = ["ServerSettings", "create_app"]
 
@@ -66,8 +76,8 @@ class ServerSettings:
 
     skill_paths: list[Path]
     """Skill files or folders to offer."""
-    db: Path
-    """The SQLite file of jobs (created if needed)."""
+    db: Path | str
+    """The SQLite file of jobs (created if needed), or a ``postgresql://`` URL."""
     config: SkillwireConfig = field(default_factory=SkillwireConfig)
     """``skillwire.toml``: models, and ``[server]`` keys and ``sync_wait``."""
     dev_key: str | None = None
@@ -86,6 +96,23 @@ class ServerSettings:
     keepalive_seconds: float = 15.0
     """A live stream with nothing to send for this long sends a ``: ping`` comment (so
     proxies keep it open, and a client that went away is found)."""
+    queue: bool = False
+    """``serve --queue``: starts and resumes go to workers through the queue in the
+    PostgreSQL job database (``skillwire worker``), and the server recovers no job."""
+
+
+def _queue(settings: ServerSettings) -> JobQueue | None:
+    """The queue of ``serve --queue``, in the PostgreSQL job database."""
+    if not settings.queue:
+        return None
+    from skillwire.jobqueue import JobQueue
+
+    if not isinstance(settings.db, str):
+        raise UsageError(
+            "--queue needs a PostgreSQL job database: set $SKILLWIRE_DB or runtime.db to a "
+            "postgresql:// URL"
+        )
+    return JobQueue(settings.db, settings.config)
 
 
 def _default_models(config: SkillwireConfig) -> ModelFactory:
@@ -109,9 +136,9 @@ def create_app(settings: ServerSettings) -> FastAPI:
     """The FastAPI application (the store is opened here, closed at shutdown)."""
     from skillwire.server import events, jobs, page, page_job, skills
 
-    settings.db.parent.mkdir(parents=True, exist_ok=True)
     signals = JobSignals()
-    store = SignallingStore(lambda: SQLiteJobStore(settings.db), signals)
+    store = SignallingStore(lambda: open_store(settings.db), signals)
+    queue = _queue(settings)
     book = SkillBook(settings.skill_paths)
     base = base_policy(settings.config)  # the operator's: shell tools, roots, and the gate
     creds = credentials(settings.config)
@@ -135,6 +162,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
             if settings.sync_wait is not None
             else settings.config.server.sync_wait
         ),
+        queue=queue,
     )
     keys = KeyRing(
         settings.config.server.keys,
@@ -156,13 +184,32 @@ def create_app(settings: ServerSettings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if settings.recover_on_start:
+        async with AsyncExitStack() as stack:
+            if queue is not None:
+                from skillwire.jobqueue import ensure_queue_schema
+
+                await ensure_queue_schema(queue.url)
+                await stack.enter_async_context(queue.app.open_async())
+            async with _serving():
+                yield
+
+    @asynccontextmanager
+    async def _serving() -> AsyncIterator[None]:
+        if settings.recover_on_start and queue is None:
             task = asyncio.get_running_loop().create_task(service.recover_all())
             ctx.background.add(task)
             task.add_done_callback(ctx.background.discard)
+        inner = store.inner  # PostgreSQL: other processes' saves wake the streams at once
+        follow = (
+            asyncio.get_running_loop().create_task(inner.follow(signals.notify))
+            if isinstance(inner, PostgresJobStore)
+            else None
+        )
         try:
             yield
         finally:
+            if follow is not None:
+                follow.cancel()
             ctx.closing = True
             still = await service.drain(timeout=5.0)
             if still:

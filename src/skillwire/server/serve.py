@@ -56,13 +56,14 @@ def serve(
     dev: bool,
     config_path: Path | None,
     log_level: str = "info",
+    queue: bool = False,
 ) -> None:
-    """Run the server until interrupted."""
+    """Run the server until interrupted (``queue``: jobs run on workers)."""
     try:
         import uvicorn
     except ImportError:
         raise UsageError("the server needs its extra: pip install 'skillwire[server]'") from None
-    from skillwire.assembly import default_db
+    from skillwire.assembly import db_label, default_db
     from skillwire.config import load_config
     from skillwire.server.app import ServerSettings, create_app
     from skillwire.server.auth import new_key
@@ -76,14 +77,15 @@ def serve(
             "(skillwire keys new NAME --role user prints one), or run with --dev"
         )
     settings = ServerSettings(
-        skill_paths=skill_paths, db=db or default_db(config), config=config, dev_key=dev_key
-    )
+        skill_paths=skill_paths, db=db or default_db(config), config=config, dev_key=dev_key,
+        queue=queue,
+    )  # fmt: skip
     app = create_app(settings)
     report = app.state.skillwire.service.book.last
     print(
         f"skillwire serve: {len(report.loaded)} skills from "
         f"{', '.join(str(p) for p in skill_paths)} "
-        f"({report.report.error_count} errors), jobs in {settings.db}",
+        f"({report.report.error_count} errors), jobs in {db_label(settings.db)}",
         file=sys.stderr,
     )
     if dev_key is not None:

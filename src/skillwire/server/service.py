@@ -30,7 +30,7 @@ import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from skillwire.assembly import ModelChoice
 from skillwire.core.errors import (
@@ -44,11 +44,15 @@ from skillwire.core.executor import ExecutorRegistry
 from skillwire.core.job import Event, JobRecord, JobStatus, OutcomeClass
 from skillwire.core.store import JobStore
 from skillwire.engine import JobView, Runtime
+from skillwire.engine.run import now
 from skillwire.server.auth import Principal
 from skillwire.server.signals import JobSignals, creation_watch
 from skillwire.server.skillbook import SkillBook
 from skillwire.skills import BasePolicy, Skill
 from skillwire.tools import Executors
+
+if TYPE_CHECKING:
+    from skillwire.jobqueue import JobQueue
 
 __all__ = ["INBOX_READ_PAGE", "JobService", "ModelFactory", "Outcome", "ServiceUnavailable"]
 
@@ -125,7 +129,10 @@ class JobService:
         admit: Callable[[Skill], None] | None = None,
         signals: JobSignals | None = None,
         sync_wait: float = 10.0,
+        queue: JobQueue | None = None,
     ) -> None:
+        self.queue = queue
+        """``serve --queue``: starts and resumes go to workers (:mod:`skillwire.jobqueue`)."""
         self.store = store
         self.base_policy = base_policy
         self.admit = admit
@@ -286,6 +293,13 @@ class JobService:
             self.admit(skill)
         runtime = self.runtime_for(skill)
         ctx = {**(context or {}), "user_id": principal.name}
+        if self.queue is not None:  # a worker starts it; the id is known now
+            job_id = await self.queue.enqueue_start(
+                skill, message, owner=principal.name, context=ctx
+            )
+            at = now()
+            queued = JobRecord(job_id, skill.id, JobStatus.QUEUED, None, principal.name, at, at)
+            return Outcome(JobView(queued, [], []), False)
         with creation_watch() as created:
             task = self._spawn(runtime.start(skill, message, context=ctx, owner=principal.name))
         first: set[asyncio.Future[Any]] = {task, created}
@@ -319,9 +333,7 @@ class JobService:
                 raise ForbiddenError("only an admin may answer an operator's question")
         elif record.owner != principal.name:
             raise ForbiddenError("only the job's owner may answer its questions")
-        runtime = self.runtime_for(self.skill_of(record))
-        work = runtime.resume(job_id, input=dict(values), correlation_id=correlation_id)
-        return await self._resume(work, runtime, job_id)
+        return await self._resume(record, input=dict(values), correlation_id=correlation_id)
 
     async def decide(
         self,
@@ -358,15 +370,13 @@ class JobService:
                 "(the rule does not say self_approval: allowed)"
             )
         log.info("%s: %s %ss %s", job_id, principal.name, decision, waiting.tool)
-        runtime = self.runtime_for(self.skill_of(record))
-        work = runtime.resume(
-            job_id,
+        return await self._resume(
+            record,
             approval=decision,
             role=approver,
             decided_by=principal.name,
             correlation_id=correlation_id,
         )
-        return await self._resume(work, runtime, job_id)
 
     async def retry(
         self, principal: Principal, job_id: str, correlation_id: str | None = None
@@ -387,11 +397,9 @@ class JobService:
         if record.owner != principal.name and not principal.is_admin:
             raise ForbiddenError("only the job's owner or an admin may retry it")
         log.info("%s: %s retries it after a model outage", job_id, principal.name)
-        runtime = self.runtime_for(self.skill_of(record))
-        work = runtime.resume(
-            job_id, retry=True, decided_by=principal.name, correlation_id=correlation_id
+        return await self._resume(
+            record, retry=True, decided_by=principal.name, correlation_id=correlation_id
         )
-        return await self._resume(work, runtime, job_id)
 
     async def reload(self, principal: Principal) -> Any:
         """Reload the skills (admin only); the :class:`ReloadOutcome`."""
@@ -422,10 +430,22 @@ class JobService:
         if exc is not None and not isinstance(exc, UsageError):
             log.error("a job task failed", exc_info=exc)
 
-    async def _resume(
-        self, work: Coroutine[Any, Any, JobView], runtime: Runtime, job_id: str
-    ) -> Outcome:
-        """Run a resume; past the wait, answer once it has saved (no longer ``paused``)."""
+    async def _resume(self, record: JobRecord, **resume: Any) -> Outcome:
+        """Run a resume (``Runtime.resume``'s keywords); past the wait, answer once it
+        has saved (no longer ``paused``). With a queue, a worker runs it: the job as it
+        is now, still paused (202)."""
+        job_id = record.id
+        runtime = self.runtime_for(self.skill_of(record))
+        if self.queue is not None:
+            waiting = record.waiting
+            if waiting is not None and resume.get("correlation_id") not in (
+                None,
+                waiting.correlation_id,
+            ):  # refused now, as the runtime would: a worker could only drop it
+                raise ConflictError(f"job {job_id} is waiting under another correlation id")
+            await self.queue.enqueue_resume(record.skill_id, job_id, **resume)
+            return Outcome(await runtime.view(job_id), False)
+        work = runtime.resume(job_id, **resume)
         with self.signals.listen(job_id) as saved:
             task = self._spawn(work)
             return await self._settle(task, runtime, job_id, saved.future)

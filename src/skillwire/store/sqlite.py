@@ -48,6 +48,7 @@ from skillwire.core.job import (
     ModelCallRecord,
     OutcomeClass,
 )
+from skillwire.core.store import after_prefix
 from skillwire.store._group_commit import GroupCommit
 from skillwire.store._rows import (
     JOB_COLUMNS,
@@ -247,7 +248,7 @@ class SQLiteJobStore(GroupCommit):
         return _job_read(rows[0]) if rows else None
 
     def _ids_starting(self, prefix: str, limit: int) -> list[str]:
-        above = _after_prefix(prefix)
+        above = after_prefix(prefix)
         if above is None:  # the prefix is all U+10FFFF: every id from it on starts with it
             found = self._db().execute(_IDS_FROM, (prefix, limit))
         else:
@@ -321,24 +322,6 @@ class SQLiteJobStore(GroupCommit):
 
 _IDS_BETWEEN = "SELECT id FROM jobs WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"
 _IDS_FROM = "SELECT id FROM jobs WHERE id >= ? ORDER BY id LIMIT ?"
-
-
-def _after_prefix(prefix: str) -> str | None:
-    """The least string greater than every string that starts with ``prefix`` (None if
-    there is none: ``prefix`` is all U+10FFFF).
-
-    SQLite compares text by its UTF-8 bytes, which order as the code points do, so this
-    is the prefix with its last character raised by one (a last character that cannot
-    be raised is dropped first; surrogates, which stored text never holds, are skipped).
-    """
-    chars = list(prefix)
-    while chars:
-        raised = ord(chars.pop()) + 1
-        if raised == 0xD800:
-            raised = 0xE000
-        if raised <= 0x10FFFF:
-            return "".join(chars) + chr(raised)
-    return None
 
 
 def _job_read(row: tuple[Any, ...]) -> JobRecord:
