@@ -187,18 +187,7 @@ class Simulation:
                     "model", "call", "ERROR", False, f"the model call failed: {exc}"
                 )
                 out.records.append(
-                    self._record(
-                        step,
-                        agent,
-                        attempt,
-                        None,
-                        None,
-                        [result],
-                        "rejected",
-                        None,
-                        agent.state,
-                        agent.state,
-                    )
+                    self._record(step, agent, attempt, None, None, [result], "rejected")
                 )
                 errors = [result.message]
                 continue
@@ -211,18 +200,7 @@ class Simulation:
                     "the recorded run has no answer for this call",
                 )
                 out.records.append(
-                    self._record(
-                        step,
-                        agent,
-                        attempt,
-                        None,
-                        None,
-                        [result],
-                        "rejected",
-                        None,
-                        agent.state,
-                        agent.state,
-                    )
+                    self._record(step, agent, attempt, None, None, [result], "rejected")
                 )
                 break
             parsed = parse_output(
@@ -233,18 +211,7 @@ class Simulation:
                     RuleResult("format", "response_format", "ERROR", False, e) for e in parsed
                 ]
                 out.records.append(
-                    self._record(
-                        step,
-                        agent,
-                        attempt,
-                        raw,
-                        None,
-                        results,
-                        "rejected",
-                        None,
-                        agent.state,
-                        agent.state,
-                    )
+                    self._record(step, agent, attempt, raw, None, results, "rejected")
                 )
                 errors = parsed
                 continue
@@ -253,18 +220,7 @@ class Simulation:
             )
             if any(r.blocks for r in (*pre, *post)):
                 out.records.append(
-                    self._record(
-                        step,
-                        agent,
-                        attempt,
-                        raw,
-                        parsed,
-                        [*pre, *post],
-                        "rejected",
-                        None,
-                        agent.state,
-                        agent.state,
-                    )
+                    self._record(step, agent, attempt, raw, parsed, [*pre, *post], "rejected")
                 )
                 errors = [r.message for r in (*pre, *post) if r.blocks]
                 rejected.append(parsed.skill)
@@ -274,16 +230,7 @@ class Simulation:
             if after is None:
                 out.records.append(
                     self._record(
-                        step,
-                        agent,
-                        attempt,
-                        raw,
-                        parsed,
-                        [*pre, *effect, *post],
-                        "rejected",
-                        None,
-                        agent.state,
-                        agent.state,
+                        step, agent, attempt, raw, parsed, [*pre, *effect, *post], "rejected"
                     )
                 )
                 errors = [r.message for r in effect if r.blocks]
@@ -299,9 +246,9 @@ class Simulation:
                     parsed,
                     [*pre, *effect, *post],
                     "approved",
-                    skill.id,
-                    before,
-                    after,
+                    executed=skill.id,
+                    before=before,
+                    after=after,
                 )
             )
             out.executed = skill.id
@@ -325,36 +272,12 @@ class Simulation:
         )
         proposal = {"skill": default, "fallback": True}
         if any(r.blocks for r in pre):
-            out.records.append(
-                self._record(
-                    step,
-                    agent,
-                    attempt,
-                    None,
-                    proposal,
-                    pre,
-                    "fallback",
-                    None,
-                    agent.state,
-                    agent.state,
-                )
-            )
+            out.records.append(self._record(step, agent, attempt, None, proposal, pre, "fallback"))
             return
         effect, after = self._execute(exp.skills[default], agent)
         if after is None:
             out.records.append(
-                self._record(
-                    step,
-                    agent,
-                    attempt,
-                    None,
-                    proposal,
-                    [*pre, *effect],
-                    "fallback",
-                    None,
-                    agent.state,
-                    agent.state,
-                )
+                self._record(step, agent, attempt, None, proposal, [*pre, *effect], "fallback")
             )
             return
         before, agent.state = agent.state, after
@@ -367,9 +290,9 @@ class Simulation:
                 proposal,
                 [*pre, *effect],
                 "fallback",
-                default,
-                before,
-                after,
+                executed=default,
+                before=before,
+                after=after,
             )
         )
         out.executed = default
@@ -441,10 +364,14 @@ class Simulation:
         proposal: Proposal | Mapping[str, Any] | None,
         results: Sequence[RuleResult],
         outcome: str,
-        executed: str | None,
-        before: Mapping[str, Any],
-        after: Mapping[str, Any],
+        *,
+        executed: str | None = None,
+        before: Mapping[str, Any] | None = None,
+        after: Mapping[str, Any] | None = None,
     ) -> Record:
+        """One audit record; with no skill executed the agent's state is before and after."""
+        before = agent.state if before is None else before
+        after = before if after is None else after
         shown = (
             proposal.to_dict()
             if isinstance(proposal, Proposal)
