@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from skillwire.cli_new import edit_command, new_command
 from skillwire.cli_sim import sim_app
 
 if TYPE_CHECKING:
@@ -555,3 +556,5 @@ def keys_new(
 
 
 app.add_typer(sim_app, name="sim")
+app.command("new")(new_command)
+app.command("edit")(edit_command)

@@ -14,6 +14,7 @@ docs/authoring.md.
 from skillwire.builder.authoring import PHASES, add_tools, finish, interview, open_draft
 from skillwire.builder.condition_view import ConditionView, view_condition
 from skillwire.builder.draft import Draft, DraftCheck
+from skillwire.builder.drafting import apply_model_draft, draft_with_model
 from skillwire.builder.interview import (
     DefaultsPrompter,
     Phase,
@@ -24,6 +25,7 @@ from skillwire.builder.interview import (
 )
 from skillwire.builder.openapi_tools import tools_from_openapi
 from skillwire.builder.python_tools import ImportedTools, tools_from_python
+from skillwire.builder.scenarios import GeneratedScenarios, generate_scenarios
 from skillwire.builder.summary import summarize
 from skillwire.builder.tool_effects import Effect, PolicyChoice, classify_tool, propose_policy
 
@@ -34,6 +36,7 @@ __all__ = [
     "Draft",
     "DraftCheck",
     "Effect",
+    "GeneratedScenarios",
     "ImportedTools",
     "Phase",
     "PhaseResult",
@@ -42,8 +45,11 @@ __all__ = [
     "Question",
     "Session",
     "add_tools",
+    "apply_model_draft",
     "classify_tool",
+    "draft_with_model",
     "finish",
+    "generate_scenarios",
     "interview",
     "open_draft",
     "propose_policy",

@@ -64,7 +64,7 @@ def problem_phase(session: Session) -> PhaseResult:
     if session.only_missing and problem.get("statement"):
         return PhaseResult.DONE
     session.say("1. the problem", "note")
-    default = problem.get("statement") or (sentences(session.description) or [""])[0]
+    default = problem.get("statement") or session.description
     taken = session.settle(
         Question("In one sentence, what does this agent solve?", default=default),
         _statement_change,
@@ -117,8 +117,8 @@ def _intent_defaults(session: Session) -> list[tuple[str, str, list[str]]]:
         if text:
             proposed.append((f"intent_{slug(text)}", text, [text]))
     if not proposed and session.description:
-        said = sentences(session.description)
-        proposed.append((f"intent_{slug(said[0])}", said[0], said))
+        for said in sentences(session.description):  # one intent per thing it is for
+            proposed.append((f"intent_{slug(said)}", said, [said]))
     if not proposed:
         proposed.append(("intent_help", "The user asks for help", ["I need help"]))
     return proposed
