@@ -124,8 +124,13 @@ def add_intent(
 def set_out_of_domain(root: CommentedMap, action: str, message: str) -> None:
     """``intents.out_of_domain``."""
     intents = mapping_at(root, ["intents"])
-    entry = to_yaml_data({"action": action, "message": message} if message else {"action": action})
-    insert_ordered(intents, "out_of_domain", entry, _INTENTS_ORDER)
+    entry = intents.get("out_of_domain")
+    if not isinstance(entry, CommentedMap):  # changed in place: its comments stay
+        entry = CommentedMap()
+        insert_ordered(intents, "out_of_domain", entry, _INTENTS_ORDER)
+    entry["action"] = action
+    if message:
+        entry["message"] = message
 
 
 def add_tool(root: CommentedMap, tool: Mapping[str, Any]) -> None:

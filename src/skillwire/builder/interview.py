@@ -164,15 +164,19 @@ class Session:
         question: Question,
         change_for: Callable[[str], Callable[[CommentedMap], None]],
         what: str,
+        keep: object = None,
     ) -> bool | None:
         """Ask until an answer is taken: True when one was, False when ``MAX_TRIES``
         answers were refused (the part is left out, and the author told so), None when
-        the author goes back. ``change_for`` turns an answer into a change, or raises
+        the author goes back; an answer equal to ``keep`` (the value the draft has)
+        changes nothing. ``change_for`` turns an answer into a change, or raises
         :class:`ValueError` with what is wrong with the answer."""
         for _ in range(MAX_TRIES):
             answer = self.ask(question)
             if answer is None:
                 return None
+            if keep is not None and answer == keep:
+                return True  # unchanged: the file keeps its spelling and comments
             try:
                 change = change_for(answer)
             except ValueError as exc:

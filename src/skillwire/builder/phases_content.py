@@ -69,6 +69,7 @@ def problem_phase(session: Session) -> PhaseResult:
         Question("In one sentence, what does this agent solve?", default=default),
         _statement_change,
         "problem statement",
+        keep=problem.get("statement"),
     )
     if taken is None:
         return PhaseResult.BACK
@@ -78,7 +79,7 @@ def problem_phase(session: Session) -> PhaseResult:
     )
     if goals is None:
         return PhaseResult.BACK
-    if goals:
+    if goals and goals != [str(g) for g in problem.get("goals") or []]:
         statement = str((_data(session).get("problem") or {}).get("statement", default))
         session.apply(lambda root: edits.set_problem(root, statement, goals), "goals")
     return PhaseResult.DONE
@@ -86,7 +87,7 @@ def problem_phase(session: Session) -> PhaseResult:
 
 def scenarios_phase(session: Session) -> PhaseResult:
     """Situations the agent handles, in the author's words (they seed the intents)."""
-    if session.only_missing and _data(session).get("scenarios"):
+    if session.only_missing:  # optional: after a draft, not asked again
         return PhaseResult.DONE
     session.say("2. scenarios: situations the agent handles", "note")
     existing = len(_data(session).get("scenarios") or [])
@@ -208,7 +209,7 @@ def required_inputs_phase(session: Session) -> PhaseResult:
 
 
 def _contract_change(answer: str) -> Change:
-    fields = [f.strip() for f in answer.replace(",", " ").split() if f.strip()]
+    fields = _fields(answer)
     bad = [f for f in fields if not f.isidentifier()]
     if bad:
         raise ValueError(f"not field names: {', '.join(bad)}")
@@ -221,19 +222,31 @@ def output_phase(session: Session) -> PhaseResult:
     if session.only_missing and contract:
         return PhaseResult.DONE
     session.say("9. output contract: fields every final answer must carry", "note")
-    taken = session.settle(
+    answer = session.ask(
         Question(
             "Fields, separated by commas (empty: none)",
             default=", ".join(map(str, contract)),
             note="checked mechanically before any reply, e.g. order_id, status, next_steps",
-        ),
-        _contract_change,
-        "output contract",
+        )
     )
-    return PhaseResult.BACK if taken is None else PhaseResult.DONE
+    while answer is not None:
+        try:
+            change = _contract_change(answer)
+        except ValueError as exc:
+            session.say(str(exc), "error")
+            answer = session.ask(Question("Fields, separated by commas (empty: none)"))
+            continue
+        if _fields(answer) != [str(f) for f in contract]:
+            session.apply(change, "output contract")
+        return PhaseResult.DONE
+    return PhaseResult.BACK
 
 
-TONES = ("warm", "neutral", "formal", "concise")
+def _fields(answer: str) -> list[str]:
+    return [f.strip() for f in answer.replace(",", " ").split() if f.strip()]
+
+
+TONES = ("warm", "neutral", "formal", "concise", "none")
 """The tones offered for the persona."""
 
 
@@ -258,10 +271,23 @@ def persona_phase(session: Session) -> PhaseResult:
         return PhaseResult.BACK
     style = role.get("communication_style") or {}
     current_tone = str(style.get("tone") or "")
-    tone = session.ask(Question("Tone", TONES, current_tone if current_tone in TONES else "warm"))
+    default_tone = current_tone if current_tone in TONES else "none" if role else "warm"
+    tone = session.ask(Question("Tone", TONES, default_tone))
     if tone is None:
         return PhaseResult.BACK
-    session.apply(lambda root: edits.set_persona(root, name, persona, tone), "persona")
+    changed = (
+        name != role.get("name"),
+        persona != role.get("persona"),
+        tone not in ("none", current_tone),
+    )
+    if any(changed):
+        change = partial(
+            edits.set_persona,
+            name=name if changed[0] else "",
+            persona=persona if changed[1] else "",
+            tone=tone if changed[2] else "",
+        )
+        session.apply(change, "persona")
     statement = str((data.get("problem") or {}).get("statement") or "this")
     current = (data.get("intents") or {}).get("out_of_domain") or {}
     message = session.ask(
@@ -272,5 +298,8 @@ def persona_phase(session: Session) -> PhaseResult:
     )
     if message is None:
         return PhaseResult.BACK
-    session.apply(lambda root: edits.set_out_of_domain(root, "redirect", message), "out of domain")
+    if message != current.get("message"):
+        action = str(current.get("action") or "redirect")
+        change = partial(edits.set_out_of_domain, action=action, message=message)
+        session.apply(change, "out of domain")
     return PhaseResult.DONE

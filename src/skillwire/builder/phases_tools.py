@@ -253,6 +253,9 @@ def approvals_phase(session: Session) -> PhaseResult:
             if role is None:
                 return PhaseResult.BACK
 
+        if role == approval.get("approver"):
+            continue
+
         def change(root: Any, i: int = index, r: str = role) -> None:
             root["policy"]["approvals"][i]["approver"] = r
 

@@ -60,13 +60,16 @@ def _final(skill: Skill) -> list[dict[str, Any]]:
     return replies
 
 
-def _values(name: str, spec: Mapping[str, Any]) -> list[Any]:
-    """Candidate values for one argument, from its schema."""
+def _values(name: str, spec: Mapping[str, Any], known: Mapping[str, list[Any]]) -> list[Any]:
+    """Candidate values for one argument: its schema's enum or examples, the examples of
+    the intents' entity of that name, else values of its type."""
     if "enum" in spec and isinstance(spec["enum"], list):
         return list(spec["enum"])
     examples = spec.get("examples")
     if isinstance(examples, list) and examples:
         return list(examples)
+    if known.get(name):
+        return list(known[name])
     kind = spec.get("type")
     if kind in ("number", "integer"):
         return list(_NUMBERS)
@@ -77,13 +80,24 @@ def _values(name: str, spec: Mapping[str, Any]) -> list[Any]:
     return []
 
 
-def _candidates(schema: Mapping[str, Any]) -> Iterator[dict[str, Any]] | str:
+def _entity_examples(skill: Skill) -> dict[str, list[Any]]:
+    found: dict[str, list[Any]] = {}
+    for intent in skill.intents.supported:
+        for entity in intent.entities:
+            found.setdefault(entity.name, []).extend(entity.examples)
+    return found
+
+
+def _candidates(
+    schema: Mapping[str, Any], known: Mapping[str, list[Any]]
+) -> Iterator[dict[str, Any]] | str:
     props = schema.get("properties") or {}
     required = set(schema.get("required") or [])
     names = [n for n in props if n in required]
     options = []
     for name in names:
-        values = _values(name, props[name] if isinstance(props[name], Mapping) else {})
+        spec = props[name] if isinstance(props[name], Mapping) else {}
+        values = _values(name, spec, known)
         if not values:
             return f"argument {name} has a pattern or format and no example to try"
         options.append(values)
@@ -95,7 +109,7 @@ def _approval_args(gate: Gate, skill: Skill, tool: str, intent: str | None) -> d
     if found is None:
         return f"no tool {tool}"
     schema = found.input_schema()
-    candidates = _candidates(schema)
+    candidates = _candidates(schema, _entity_examples(skill))
     if isinstance(candidates, str):
         return candidates
     valid = schema_validator(schema)
