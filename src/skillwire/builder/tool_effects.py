@@ -10,7 +10,7 @@ not a free pass.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -188,9 +188,25 @@ def identifier_words(text: str) -> list[str]:
     return words
 
 
+def _forms(word: str) -> Iterator[str]:
+    """The word and its plain forms: ``looks`` -> ``look``, ``deleted`` -> ``delete``,
+    ``deleting`` -> ``delete``."""
+    yield word
+    for suffix, replacement in (
+        ("s", ""),
+        ("es", ""),
+        ("ed", ""),
+        ("d", ""),
+        ("ing", ""),
+        ("ing", "e"),
+    ):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            yield word[: -len(suffix)] + replacement
+
+
 def _first_effect(words: Iterable[str]) -> Effect | None:
     found: set[Effect] = set()
-    for word in words:
+    for word in (form for w in words for form in _forms(w)):
         if word in _DELETION:
             found.add(Effect.DELETION)
         elif word in _PAYMENT:
