@@ -104,9 +104,13 @@ class Draft:
 
     def check(self) -> DraftCheck:
         """Load the draft's text as the loader loads a file (nothing is written)."""
+        return self.check_text(self.text())
+
+    def check_text(self, text: str) -> DraftCheck:
+        """Load ``text`` as this draft's file would be loaded (nothing is written)."""
         report = SkillReport(source=self.display, format="yaml")
         try:
-            doc = load_yaml(self.text(), self.display)
+            doc = load_yaml(text, self.display)
         except SkillError as exc:
             report.add(self.display, exc.issues)
             return DraftCheck(None, report)
@@ -163,6 +167,19 @@ class Draft:
     def diff(self) -> str:
         """What writing now would change in the file, as a unified diff."""
         return diff_text(self.on_disk, self.text(), self.path.name)
+
+    def write_text(self, text: str) -> tuple[DraftCheck, str]:
+        """Write ``text`` as the skill's file when it loads; the check, and the diff
+        against the file (empty when unchanged). Nothing is written when it does not
+        load. The draft then holds ``text``."""
+        check = self.check_text(text)
+        diff = diff_text(self.on_disk, text, self.path.name)
+        if check.loads:
+            write_text_atomic(self.path, text)
+            self.on_disk = text
+            self.data = parse_yaml(text, self.display)
+            self._last = check
+        return check, diff
 
     def write(self) -> Path:
         """Write the draft; refused (:class:`SkillError`) while it does not load."""

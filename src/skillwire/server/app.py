@@ -106,7 +106,7 @@ def _templates() -> Jinja2Templates:
 
 def create_app(settings: ServerSettings) -> FastAPI:
     """The FastAPI application (the store is opened here, closed at shutdown)."""
-    from skillwire.server import events, jobs, page, page_job, skills
+    from skillwire.server import author, events, jobs, page, page_job, skills
 
     settings.db.parent.mkdir(parents=True, exist_ok=True)
     signals = JobSignals()
@@ -180,6 +180,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
     app.include_router(skills.router)
     app.include_router(page.router)
     app.include_router(page_job.router)
+    author.install(app, settings.db.parent / "drafts")
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.add_api_route("/api/docs", _api_docs, include_in_schema=False, methods=["GET"])
 
