@@ -5,6 +5,7 @@ module reads the terminal, picks the model and runs the dry run."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TextIO
 
@@ -13,7 +14,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from skillwire.builder import Question, Session
+    from skillwire.builder import ImportedTools, Question, Session
     from skillwire.core.chat import ChatModel
 
 __all__ = ["TerminalPrompter", "edit_command", "new_command"]
@@ -103,8 +104,10 @@ def _session(folder: Path, *, new: bool, description: str, yes: bool) -> Session
     return Session(draft, prompter, description=description)
 
 
-def _import_tools(session: Session, python: Path | None, openapi: Path | None) -> None:
-    from skillwire.builder import ImportedTools, add_tools, tools_from_openapi, tools_from_python
+def _import_tools(
+    session: Session, python: Path | None, openapi: Path | None
+) -> list[ImportedTools]:
+    from skillwire.builder import add_tools, tools_from_openapi, tools_from_python
 
     found: list[ImportedTools] = []
     if python is not None:
@@ -112,15 +115,20 @@ def _import_tools(session: Session, python: Path | None, openapi: Path | None) -
     if openapi is not None:
         found.append(tools_from_openapi(openapi))
     for imported in found:
-        if imported.copied_to is not None:
-            session.say(f"copied the tools' module to {imported.copied_to}", "note")
         for skipped in imported.skipped:
             session.say(f"left out: {skipped}", "warning")
         add_tools(session, imported.tools)
+    return found
 
 
 def _run(
-    session: Session, model_spec: str | None, *, yes: bool, dry_run: bool, drafts: bool
+    session: Session,
+    model_spec: str | None,
+    *,
+    yes: bool,
+    dry_run: bool,
+    drafts: bool,
+    imported: Sequence[ImportedTools] = (),
 ) -> None:
     import asyncio
 
@@ -147,6 +155,9 @@ def _run(
     path = finish(session, confirm=not yes)
     if path is None:
         raise typer.Exit(1)
+    for found in imported:
+        for written in found.write_files():
+            session.say(f"wrote {written} (the tools' module)", "ok")
     if dry_run:
         from skillwire.cli_new_dry_run import dry_run_skill
 
@@ -206,8 +217,8 @@ def new_command(
         if (folder / "domain.yaml").exists():
             raise UsageError(f"{folder / 'domain.yaml'} exists: use skillwire edit {folder}")
         session = _session(folder, new=True, description=" ".join(describe.split()), yes=yes)
-        _import_tools(session, from_python, from_openapi)
-        _run(session, model, yes=yes, dry_run=dry_run, drafts=True)
+        imported = _import_tools(session, from_python, from_openapi)
+        _run(session, model, yes=yes, dry_run=dry_run, drafts=True, imported=imported)
 
     guard(body)
 

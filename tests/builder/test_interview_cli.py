@@ -135,6 +135,22 @@ def test_declining_the_write_writes_nothing() -> None:
     assert not Path("desk/domain.yaml").exists()
 
 
+def test_an_interview_left_midway_copies_no_module_either() -> None:
+    args = ["new", "shop", "--describe", "Refunds.", "--from-python"]
+    result = cli([*args, str(FIXTURES / "shop_tools.py"), "--no-dry-run"], [""] * 5)
+    assert result.exit_code == 2, result.output
+    assert not Path("shop").exists() or not any(Path("shop").iterdir())
+
+
+def test_yes_without_a_description_leaves_out_what_it_cannot_guess_and_writes_nothing() -> None:
+    result = cli(["new", "blank", "--yes", "--no-dry-run"])
+    assert result.exit_code == 1, result.output
+    assert "left out after 5 refused answers" in result.output
+    assert "the draft does not load yet, nothing written" in result.output
+    assert "problem statement" in result.output
+    assert not Path("blank/domain.yaml").exists()
+
+
 def test_yes_with_a_description_writes_a_skill_that_loads_and_passes() -> None:
     result = cli(
         ["new", "shop", "--describe", "Help shoppers track orders. Refund items.", "--yes"]

@@ -142,11 +142,16 @@ def test_python_functions_become_tools_with_their_schemas(tmp_path: Path) -> Non
     }
     assert refund["properties"]["reason"]["default"] == ""
     assert found.skipped == ["untyped: parameter 'value' has no type hint"]
+    assert not (tmp_path / "shop_tools.py").exists()  # written with the skill, not before
+    assert found.write_files() == [tmp_path / "shop_tools.py"]
     assert (tmp_path / "shop_tools.py").read_text() == (FIXTURES / "shop_tools.py").read_text()
 
 
 def test_a_python_file_never_overwrites_a_different_module(tmp_path: Path) -> None:
+    found = tools_from_python(FIXTURES / "shop_tools.py", tmp_path)
     (tmp_path / "shop_tools.py").write_text("# the author's own\n")
+    with pytest.raises(UsageError, match="exists and differs"):
+        found.write_files()
     with pytest.raises(UsageError, match="exists and differs"):
         tools_from_python(FIXTURES / "shop_tools.py", tmp_path)
     assert (tmp_path / "shop_tools.py").read_text() == "# the author's own\n"

@@ -37,8 +37,23 @@ class ImportedTools:
     """``tools[]`` entries, ready for the draft."""
     skipped: list[str] = field(default_factory=list)
     """One sentence per thing left out, and why."""
-    copied_to: Path | None = None
-    """Where a python file was copied, when it was."""
+    files: dict[Path, str] = field(default_factory=dict)
+    """Files the tools need in the skill's folder (a python module), by path, with their
+    text: written by :meth:`write_files` once the skill is written."""
+
+    def write_files(self) -> list[Path]:
+        """Write :attr:`files` (a file there already is never overwritten with other
+        text); the paths written."""
+        written = []
+        for path, text in self.files.items():
+            if path.exists():
+                if path.read_text(encoding="utf-8") != text:
+                    raise UsageError(f"{path} exists and differs: not overwritten")
+                continue
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+        return written
 
 
 def _docstring_parts(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
@@ -149,8 +164,9 @@ def _import(file: Path, name: str) -> Any:
 
 
 def tools_from_python(file: Path, folder: Path) -> ImportedTools:
-    """One ``python`` tool per public function defined in ``file``; the file is copied
-    into ``folder`` (as a valid module name) unless it is already there."""
+    """One ``python`` tool per public function defined in ``file``. Unless the file is
+    in ``folder`` already, its copy there (as a valid module name) is in the result's
+    ``files``, to write with the skill."""
     if not file.is_file():
         raise UsageError(f"no Python file {file}")
     name = _module_name(file)
@@ -160,9 +176,7 @@ def tools_from_python(file: Path, folder: Path) -> ImportedTools:
     if target.resolve() != file.resolve():
         if target.exists() and target.read_text(encoding="utf-8") != source:
             raise UsageError(f"{target} exists and differs from {file}: not overwritten")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(source, encoding="utf-8")
-        result.copied_to = target
+        result.files[target] = source
     module = _import(file, name)
     for fn_name, fn in _functions(module):
         try:
