@@ -179,3 +179,41 @@ def test_a_reply_that_is_not_json_falls_back_to_the_interview(tmp_path: Path) ->
     assert "the model's draft is not JSON: asking instead" in result.output
     assert result.exit_code == 0, result.output
     assert load_paths([Path("desk")]).report.error_count == 0
+
+
+def test_changing_one_answer_changes_one_line(tmp_path: Path) -> None:
+    shutil.copytree(REFUND, "refund")
+    before = Path("refund/domain.yaml").read_text()
+    lines = [""] * 6 + ["manager"] + [""] * 9  # the approver of process_refund
+    result = cli(["edit", "refund", "--no-dry-run"], lines)
+    assert result.exit_code == 0, result.output
+    after = Path("refund/domain.yaml").read_text()
+    assert after == before.replace("approver: supervisor", "approver: manager")
+    assert "-      approver: supervisor\n+      approver: manager" in result.output
+
+
+def test_the_offline_interview_is_deterministic() -> None:
+    args = ["--describe", "Track parcels. Refund orders.", "--yes", "--no-dry-run"]
+    first = cli(["new", "one/desk", *args])
+    second = cli(["new", "two/desk", *args])
+    assert first.exit_code == second.exit_code == 0
+    assert Path("one/desk/domain.yaml").read_text() == Path("two/desk/domain.yaml").read_text()
+
+
+def test_drafting_is_one_json_call_through_the_chat_model_protocol(tmp_path: Path) -> None:
+    import asyncio
+
+    from skillwire.builder import DefaultsPrompter, Session, draft_with_model, open_draft
+    from skillwire.testing import ScriptedModel
+
+    model = ScriptedModel([{"stage": "planner", "json": DRAFT}])
+    draft = open_draft(tmp_path / "desk", new=True, description="Refunds, big ones by finance.")
+    session = Session(draft, DefaultsPrompter(), description="Refunds, big ones by finance.")
+    tools = [{"name": "lookup", "description": "finds things"}]
+    assert asyncio.run(draft_with_model(session, model, tools))
+    model.assert_complete()
+    request = model.calls[0]
+    assert request.response_format == "json" and request.tools == ()
+    assert "Refunds, big ones by finance." in request.messages[-1].content
+    assert '"lookup"' in request.messages[-1].content  # the tools the author has
+    assert session.only_missing and draft.last.loads
