@@ -175,9 +175,14 @@ def test_openapi_operations_become_http_tools() -> None:
     }
     assert tools["list_pets"]["executor"]["url"].endswith("/pets?species={{species}}")
     assert tools["list_pets"]["inputSchema"]["required"] == ["species"]
+    assert "limit" not in tools["list_pets"]["inputSchema"]["properties"]
     create = tools["create_pet"]
-    assert create["executor"]["body"] == {"name": "{{name}}", "price": "{{price}}"}
-    assert create["inputSchema"]["required"] == ["name"]  # the $ref was inlined
+    assert create["executor"]["body"] == {"name": "{{name}}"}  # the $ref was inlined
+    assert create["inputSchema"]["required"] == ["name"]
+    assert found.skipped == [  # a template cannot leave out a value not given
+        "GET /pets: optional query parameter limit",
+        "POST /pets: optional body field price",
+    ]
 
 
 def test_openapi_refs_that_leave_the_document_or_loop_are_refused(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """Tools from an OpenAPI 3 document: one ``http_request`` tool per operation.
 
-Path and query parameters become the URL template (``{{field}}``), a JSON request body's
-properties the ``body`` template; all of them the tool's ``inputSchema``. Local
+Path and required query parameters become the URL template (``{{field}}``), a JSON
+request body's required properties the ``body`` template; all of them the tool's
+``inputSchema``. Optional query parameters and body fields are left out, and said: a
+template cannot leave out a value the model did not give. Local
 ``$ref`` s (``#/components/...``) are inlined; any other reference is refused, since
 skillwire never fetches a schema. Nothing is sent anywhere.
 """
@@ -73,7 +75,12 @@ def _operation_tool(
     method: str,
     operation: dict[str, Any],
     shared: list[Any],
+    left_out: list[str],
 ) -> dict[str, Any]:
+    """The tool of one operation. An optional query parameter or body field is left out
+    (said in ``left_out``): a template cannot leave out a value the model did not give,
+    so only values every call has are templated."""
+    where_said = f"{method.upper()} {path}"
     properties: dict[str, Any] = {}
     required: list[str] = []
     query: list[str] = []
@@ -83,38 +90,40 @@ def _operation_tool(
         where, name = param.get("in"), param.get("name")
         if where not in ("path", "query") or not isinstance(name, str):
             continue  # headers and cookies are the operator's (credentials), not the model's
+        if where == "query" and not param.get("required"):
+            left_out.append(f"{where_said}: optional query parameter {name}")
+            continue
         schema = dict(param.get("schema") or {"type": "string"})
         if param.get("description"):
             schema.setdefault("description", param["description"])
         properties[name] = schema
+        required.append(name)
         if where == "path":
             url_path = url_path.replace("{" + name + "}", "{{" + name + "}}")
-            required.append(name)
         else:
             query.append(name)
-            if param.get("required"):
-                required.append(name)
     body_fields: list[str] = []
     content = _resolve(doc, operation.get("requestBody") or {}).get("content") or {}
     body_schema = (content.get("application/json") or {}).get("schema")
     if isinstance(body_schema, dict):
+        needed = set(body_schema.get("required") or [])
         for name, schema in (body_schema.get("properties") or {}).items():
+            if name not in needed:
+                left_out.append(f"{where_said}: optional body field {name}")
+                continue
             properties[name] = schema
             body_fields.append(name)
-        required += [n for n in body_schema.get("required") or [] if n in properties]
+            required.append(name)
     url = base.rstrip("/") + url_path
-    needed = [q for q in query if q in required]
-    if needed:
-        url += "?" + "&".join(f"{q}={{{{{q}}}}}" for q in needed)
+    if query:
+        url += "?" + "&".join(f"{q}={{{{{q}}}}}" for q in query)
     executor: dict[str, Any] = {"type": "http_request", "method": method.upper(), "url": url}
     if body_fields:
         executor["body"] = {name: "{{" + name + "}}" for name in body_fields}
     arguments: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         arguments["required"] = sorted(set(required), key=required.index)
-    description = (
-        operation.get("summary") or operation.get("description") or f"{method.upper()} {path}"
-    )
+    description = operation.get("summary") or operation.get("description") or where_said
     return {
         "name": _tool_name(operation, method, path),
         "description": " ".join(str(description).split()),
@@ -145,7 +154,7 @@ def tools_from_openapi(file: Path) -> ImportedTools:
                 continue
             try:
                 result.tools.append(
-                    _operation_tool(doc, base, str(path), method, operation, shared)
+                    _operation_tool(doc, base, str(path), method, operation, shared, result.skipped)
                 )
             except ValueError as exc:
                 result.skipped.append(f"{method.upper()} {path}: {exc}")
