@@ -41,6 +41,8 @@ ASSEMBLERS = frozenset(
         "cli_call",
         "cli_check",
         "cli_jobs",
+        "cli_new",
+        "cli_new_dry_run",
         "cli_sim",
         "cli_output",
         "cli_values",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from skillwire.cli_new import edit_command, new_command
 from skillwire.cli_sim import sim_app
 
 if TYPE_CHECKING:
@@ -629,3 +630,5 @@ from skillwire.cli_worker import worker  # noqa: E402
 
 app.add_typer(db_app, name="db")
 app.command()(worker)
+app.command("new")(new_command)
+app.command("edit")(edit_command)

@@ -132,9 +132,19 @@ def _templates() -> Jinja2Templates:
     return templates
 
 
+def _drafts_dir(settings: ServerSettings) -> Path:
+    """Where the Author page keeps drafts: beside the SQLite file, or (jobs in
+    PostgreSQL) in ``.skillwire/drafts`` of the configuration file's folder, else of
+    the current folder."""
+    if isinstance(settings.db, Path):
+        return settings.db.parent / "drafts"
+    home = Path(settings.config.source).parent if settings.config.source else Path.cwd()
+    return home / ".skillwire" / "drafts"
+
+
 def create_app(settings: ServerSettings) -> FastAPI:
     """The FastAPI application (the store is opened here, closed at shutdown)."""
-    from skillwire.server import events, jobs, page, page_job, skills
+    from skillwire.server import author, events, jobs, page, page_job, skills
 
     signals = JobSignals()
     store = SignallingStore(lambda: open_store(settings.db), signals)
@@ -239,6 +249,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
     app.include_router(skills.router)
     app.include_router(page.router)
     app.include_router(page_job.router)
+    author.install(app, _drafts_dir(settings))
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.add_api_route("/api/docs", _api_docs, include_in_schema=False, methods=["GET"])
 
