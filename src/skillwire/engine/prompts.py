@@ -30,6 +30,7 @@ __all__ = [
     "planner_request",
     "planner_system",
     "polisher_request",
+    "request_chars",
     "tool_specs",
 ]
 
@@ -51,6 +52,33 @@ def _json(value: Any) -> str:
         return orjson.dumps(value, default=str, option=_JSON_OPTIONS).decode()
     except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
         return _FALLBACK.encode(value)
+
+
+_TOOLS_CHARS: dict[int, tuple[tuple[ToolSpec, ...], int]] = {}
+"""The characters of each tuple of tool specs measured (a skill's tuple is shared by its
+jobs: measured once; the tuple is kept so that its id is not reused)."""
+
+
+def request_chars(request: ChatRequest) -> int:
+    """The characters a request sends a model: every message's text, the name and
+    arguments of every tool call in it, and every tool offered (name, description and
+    JSON Schema, as compact JSON). What a backend adds around them (roles, its own
+    framing) is not counted."""
+    chars = 0
+    for message in request.messages:
+        chars += len(message.content)
+        for call in message.tool_calls:
+            chars += len(call.name) + len(call.raw_arguments or _json(call.arguments))
+    tools = request.tools
+    if tools:
+        known = _TOOLS_CHARS.get(id(tools))
+        if known is None or known[0] is not tools:
+            size = sum(len(t.name) + len(t.description) + len(_json(t.parameters)) for t in tools)
+            if len(_TOOLS_CHARS) > 256:
+                _TOOLS_CHARS.clear()
+            known = _TOOLS_CHARS[id(tools)] = (tools, size)
+        chars += known[1]
+    return chars
 
 
 def _full_name(skill: Skill, name: str) -> str:

@@ -42,6 +42,7 @@ from skillwire.core.job import (
 )
 from skillwire.core.store import JobStore
 from skillwire.engine.compiled import CompiledSkill
+from skillwire.engine.prompts import request_chars
 from skillwire.engine.state import JobState, RetryPoint
 from skillwire.engine.turns import Turn
 from skillwire.policy.gate import Gate
@@ -233,7 +234,7 @@ class JobRun:
         await self.claim()
         self.state.model_calls += 1
         self.state.call_seq += 1
-        prompt_chars = sum(len(m.content) for m in request.messages)
+        prompt_chars = request_chars(request)
         started = time.perf_counter()
         # The turn is given back while the model works, and taken again for what follows
         # (a model error is handled here too); a run ended by anything else (cancelled,
