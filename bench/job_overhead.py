@@ -42,6 +42,7 @@ from skillwire.engine.heap import freeze_startup_heap, tune_collector
 from skillwire.engine.prompts import request_chars
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
+from skillwire.store.sqlite import Durability
 from skillwire.testing import ScriptedModel
 from skillwire.tools import Executors
 
@@ -107,11 +108,16 @@ class CountingStore(SQLiteJobStore):
         expected_version: int,
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
+        durable: bool = False,
     ) -> JobRecord:
         """Count, then save."""
         self.saves += 1
         return await super().save(
-            job, expected_version=expected_version, events=events, model_calls=model_calls
+            job,
+            expected_version=expected_version,
+            events=events,
+            model_calls=model_calls,
+            durable=durable,
         )
 
 
@@ -143,18 +149,10 @@ async def _one_job(runtime: Runtime, skill: Skill, opts: dict[str, Any]) -> str:
     return job.id
 
 
-LEVELS: dict[str, dict[str, Any]] = {
-    "default": {},
-    "strict": {"synchronous": "FULL"},
-    "fast": {},
-}
-"""The store's options at each durability level."""
-
-
 async def measure(jobs: int, warmup: int, folder: Path, level: str = "default") -> dict[str, Any]:
     """Run ``warmup`` then ``jobs`` jobs; the figures as a dict."""
     skill = load_skill(SKILL)
-    store = CountingStore(folder / f"jobs-{level}.db", **LEVELS[level])
+    store = CountingStore(folder / f"jobs-{level}.db", durability=level)
     model = ScriptedModel(REPLIES * (warmup + jobs + 1))
     runtime = Runtime(store, model, executors=Executors())
     opts = _summary_only()
@@ -206,7 +204,8 @@ def main(argv: list[str] | None = None) -> None:
     ns = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="skillwire-bench-") as tmp:
         result = asyncio.run(measure(ns.jobs, ns.warmup, Path(tmp)))
-        for level, jobs in (("strict", ns.strict_jobs), ("fast", ns.jobs)):
+        others: tuple[tuple[Durability, int], ...] = (("strict", ns.strict_jobs), ("fast", ns.jobs))
+        for level, jobs in others:
             other = asyncio.run(measure(jobs, min(ns.warmup, jobs), Path(tmp), level))
             result[f"cpu_ms_per_job_{level}"] = other["cpu_ms_per_job"]
             result[f"ms_per_job_{level}"] = other["ms_per_job"]

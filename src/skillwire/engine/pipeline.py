@@ -335,8 +335,8 @@ class Pipeline:
         run.event(EventKind.TOOL_STARTED, tool.name, tool=tool.name, args=args, idempotency_key=key)
         if tool.idempotent and not approved:
             await run.claim()
-        else:
-            await run.persist()
+        else:  # durable before a tool that may not run twice: see engine.run
+            await run.persist(durable=not tool.idempotent)
         root = run.skill.root
         # A run that waits gives its turn back meanwhile (turns.py); executors turn
         # errors into outcomes, so only a cancellation skips taking it again.

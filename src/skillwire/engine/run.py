@@ -14,6 +14,10 @@ When the engine saves (crash safety needs no more than this):
 - before a tool that is not idempotent runs (the in-flight marker), and right after it;
 - at every pause, and at the end.
 
+The save before a tool that is not idempotent and the save of every pause are
+``durable`` (the store fsyncs them at its ``default`` level): after a power loss, a tool
+that was about to run is found in flight and never run twice, and no pause is lost.
+
 Everything else (intent, gate decisions, idempotent tools, blocked calls, replans) only
 adds events and model-call records, saved with the next save. A crash loses at most
 that unsaved work: model calls are made again, and only idempotent tools run again.
@@ -161,8 +165,11 @@ class JobRun:
         else:
             self.state.add_message(ChatMessage("user", content))
 
-    async def persist(self) -> None:
-        """Save the record, new events and model calls as one versioned write."""
+    async def persist(self, *, durable: bool = False) -> None:
+        """Save the record, new events and model calls as one versioned write.
+
+        The save is ``durable`` (it survives a power loss where the store's level
+        allows: docs/engine.md) when asked, and always for a pause."""
         self.record.state = self.state.to_dict()
         self.record.state_version = JOB_STATE_VERSION
         self.record.updated_at = now()
@@ -172,6 +179,7 @@ class JobRun:
             expected_version=self.record.version,
             events=self.new_events,
             model_calls=self.new_calls,
+            durable=durable or self.record.status is JobStatus.PAUSED,
         )
         self.saving = False
         self.record = saved

@@ -110,7 +110,8 @@ def create_app(settings: ServerSettings) -> FastAPI:
 
     settings.db.parent.mkdir(parents=True, exist_ok=True)
     signals = JobSignals()
-    store = SignallingStore(lambda: SQLiteJobStore(settings.db), signals)
+    durability = settings.config.runtime.durability
+    store = SignallingStore(lambda: SQLiteJobStore(settings.db, durability=durability), signals)
     book = SkillBook(settings.skill_paths)
     service = JobService(
         store,
