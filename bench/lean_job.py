@@ -51,11 +51,9 @@ def reply(request: ChatRequest) -> ChatResponse:
         return ChatResponse(text=json.dumps({"passed": True, "reasons": []}))
     if request.stage == "polisher":
         raise AssertionError("the lean skill has no persona: no polisher call")
-    refunded = any(m.role == "tool" for m in request.messages)
-    if not refunded:
-        call = ToolCall("process_refund", ARGS, json.dumps(ARGS), "c1")
-    else:
-        call = ToolCall("final_answer", ANSWER, json.dumps(ANSWER), "c2")
+    if any(m.role == "tool" for m in request.messages):  # refunded: the answer, as text
+        return ChatResponse(text=json.dumps(ANSWER), finish_reason="stop")
+    call = ToolCall("process_refund", ARGS, json.dumps(ARGS), "c1")
     return ChatResponse(tool_calls=(call,), finish_reason="tool_calls")
 
 

@@ -122,10 +122,13 @@ def make_runtime(db: Path, choice: ModelChoice, config: SkillwireConfig | None =
     """A runtime on the SQLite store at ``db`` (created if needed), its tools run as
     ``config`` says."""
     db.parent.mkdir(parents=True, exist_ok=True)
+    from skillwire.models.offline import OfflineModel
+
     durability = config.runtime.durability if config is not None else "default"
     return Runtime(
         SQLiteJobStore(db, durability=durability),
         choice.model,
         gate_model=choice.gate_model,
         executors=make_executors(config),
+        classifier=OfflineModel(),
     )
