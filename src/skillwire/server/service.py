@@ -44,6 +44,7 @@ from skillwire.core.executor import ExecutorRegistry
 from skillwire.core.job import Event, JobRecord, JobStatus, OutcomeClass
 from skillwire.core.store import JobStore
 from skillwire.engine import JobView, Runtime
+from skillwire.models.offline import OfflineModel
 from skillwire.server.auth import Principal
 from skillwire.server.signals import JobSignals, creation_watch
 from skillwire.server.skillbook import SkillBook
@@ -152,6 +153,7 @@ class JobService:
             gate_model=choice.gate_model,
             executors=self._executors,
             skills=self.skill_of,
+            classifier=OfflineModel(),  # decides intents a skill lets it (docs/skills.md)
         )
         self._runtimes[skill.id] = (skill, runtime)
         return runtime
