@@ -121,14 +121,14 @@ def choose_models(
 def make_runtime(db: Path, choice: ModelChoice, config: SkillwireConfig | None = None) -> Runtime:
     """A runtime on the SQLite store at ``db`` (created if needed), its tools run as
     ``config`` says."""
-    db.parent.mkdir(parents=True, exist_ok=True)
-    from skillwire.models.offline import OfflineModel
+    from skillwire.models.offline import OfflineModel  # its classifier: intents.thresholds
 
     durability = config.runtime.durability if config is not None else "default"
+    db.parent.mkdir(parents=True, exist_ok=True)
     return Runtime(
         SQLiteJobStore(db, durability=durability),
         choice.model,
+        classifier=OfflineModel(),
         gate_model=choice.gate_model,
         executors=make_executors(config),
-        classifier=OfflineModel(),
     )

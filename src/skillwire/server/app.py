@@ -28,7 +28,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import skillwire
 from skillwire.assembly import make_executors
 from skillwire.config import SkillwireConfig
-from skillwire.engine.usage import usage_by_stage
 from skillwire.server.auth import KeyRing
 from skillwire.server.context import ServerContext
 from skillwire.server.errors import install_error_handlers
@@ -102,7 +101,9 @@ def _templates() -> Jinja2Templates:
     templates.env.filters["pretty"] = pretty
     templates.env.filters["humanize"] = humanize
     templates.env.globals["version"] = skillwire.__version__
-    templates.env.globals["usage_by_stage"] = usage_by_stage  # _stage_usage.html
+    from skillwire.engine.usage import usage_by_stage  # for _stage_usage.html
+
+    templates.env.globals["usage_by_stage"] = usage_by_stage
     return templates
 
 
