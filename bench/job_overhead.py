@@ -12,13 +12,18 @@ persistence, the bookkeeping. One JSON line is printed::
      "bytes_per_paused_job": 8716, "saves_per_job": 5.0, "model_calls_per_job": 7, ...}
 
 ``cpu_ms_per_job`` is the process's CPU time (all threads: the SQLite thread and the
-thread that runs sync tools included). ``bytes_per_paused_job`` is
-:meth:`SQLiteJobStore.bytes_for` of a job paused for its approval (its row, events and
-model calls). The target is under 2 ms per job. ``saves_per_job`` counts the writes:
-the job's creation, its pause, the save before the refund (it is not idempotent), the
-save of its result, and the end. The heap is frozen after the warm-up, as ``skillwire
-serve`` does once started (:mod:`skillwire.engine.heap`); the scripted model keeps
-every request, as its tests need, and the collector walks them.
+thread that runs sync tools included) at the store's ``default`` durability level;
+``cpu_ms_per_job_strict`` and ``cpu_ms_per_job_fast`` are the other levels (strict on
+fewer jobs: every save is an fsync). ``prompt_chars_per_job`` is what the job's model
+calls sent (:func:`skillwire.engine.prompts.request_chars`: tool schemas included);
+``lean_*`` are :mod:`bench.lean_job`'s figures (issue 21's one-tool job).
+``bytes_per_paused_job`` is :meth:`SQLiteJobStore.bytes_for` of a job paused for its
+approval (its row, events and model calls). The target is under 2 ms per job.
+``saves_per_job`` counts the writes: the job's creation, its pause, the save before the
+refund (it is not idempotent), the save of its result, and the end. The heap is frozen
+after the warm-up, as ``skillwire serve`` does once started
+(:mod:`skillwire.engine.heap`); the scripted model keeps every request, as its tests
+need, and the collector walks them.
 """
 
 from __future__ import annotations
