@@ -12,13 +12,18 @@ persistence, the bookkeeping. One JSON line is printed::
      "bytes_per_paused_job": 8716, "saves_per_job": 5.0, "model_calls_per_job": 7, ...}
 
 ``cpu_ms_per_job`` is the process's CPU time (all threads: the SQLite thread and the
-thread that runs sync tools included). ``bytes_per_paused_job`` is
-:meth:`SQLiteJobStore.bytes_for` of a job paused for its approval (its row, events and
-model calls). The target is under 2 ms per job. ``saves_per_job`` counts the writes:
-the job's creation, its pause, the save before the refund (it is not idempotent), the
-save of its result, and the end. The heap is frozen after the warm-up, as ``skillwire
-serve`` does once started (:mod:`skillwire.engine.heap`); the scripted model keeps
-every request, as its tests need, and the collector walks them.
+thread that runs sync tools included) at the store's ``default`` durability level;
+``cpu_ms_per_job_strict`` and ``cpu_ms_per_job_fast`` are the other levels (strict on
+fewer jobs: every save is an fsync). ``prompt_chars_per_job`` is what the job's model
+calls sent (:func:`skillwire.engine.prompts.request_chars`: tool schemas included);
+``lean_*`` are :mod:`bench.lean_job`'s figures (issue 21's one-tool job).
+``bytes_per_paused_job`` is :meth:`SQLiteJobStore.bytes_for` of a job paused for its
+approval (its row, events and model calls). The target is under 2 ms per job.
+``saves_per_job`` counts the writes: the job's creation, its pause, the save before the
+refund (it is not idempotent), the save of its result, and the end. The heap is frozen
+after the warm-up, as ``skillwire serve`` does once started
+(:mod:`skillwire.engine.heap`); the scripted model keeps every request, as its tests
+need, and the collector walks them.
 """
 
 from __future__ import annotations
@@ -34,11 +39,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import lean_job
+from skillwire.core.chat import ChatRequest
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
 from skillwire.engine import JobView, Runtime
 from skillwire.engine.heap import freeze_startup_heap, tune_collector
+from skillwire.engine.prompts import request_chars
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
+from skillwire.store.sqlite import Durability
 from skillwire.testing import ScriptedModel
 from skillwire.tools import Executors
 
@@ -104,11 +113,16 @@ class CountingStore(SQLiteJobStore):
         expected_version: int,
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
+        durable: bool = False,
     ) -> JobRecord:
         """Count, then save."""
         self.saves += 1
         return await super().save(
-            job, expected_version=expected_version, events=events, model_calls=model_calls
+            job,
+            expected_version=expected_version,
+            events=events,
+            model_calls=model_calls,
+            durable=durable,
         )
 
 
@@ -140,10 +154,10 @@ async def _one_job(runtime: Runtime, skill: Skill, opts: dict[str, Any]) -> str:
     return job.id
 
 
-async def measure(jobs: int, warmup: int, folder: Path) -> dict[str, Any]:
+async def measure(jobs: int, warmup: int, folder: Path, level: str = "default") -> dict[str, Any]:
     """Run ``warmup`` then ``jobs`` jobs; the figures as a dict."""
     skill = load_skill(SKILL)
-    store = CountingStore(folder / "jobs.db")
+    store = CountingStore(folder / f"jobs-{level}.db", durability=level)
     model = ScriptedModel(REPLIES * (warmup + jobs + 1))
     runtime = Runtime(store, model, executors=Executors())
     opts = _summary_only()
@@ -157,6 +171,7 @@ async def measure(jobs: int, warmup: int, folder: Path) -> dict[str, Any]:
         tune_collector()
         store.saves = 0
         calls_before = len(model.calls)
+        chars_before = _prompt_chars(model.calls)
         wall0, cpu0 = time.perf_counter(), time.process_time()
         for _ in range(jobs):
             await _one_job(runtime, skill, opts)
@@ -170,6 +185,7 @@ async def measure(jobs: int, warmup: int, folder: Path) -> dict[str, Any]:
             "bytes_per_paused_job": paused_bytes,
             "saves_per_job": round(store.saves / jobs, 2),
             "model_calls_per_job": (len(model.calls) - calls_before) // jobs,
+            "prompt_chars_per_job": (_prompt_chars(model.calls) - chars_before) // jobs,
             "summary_only": bool(opts),
             "target_ms_per_job": 2.0,
             "python": platform.python_version(),
@@ -178,14 +194,30 @@ async def measure(jobs: int, warmup: int, folder: Path) -> dict[str, Any]:
         await store.close()
 
 
+def _prompt_chars(requests: list[ChatRequest]) -> int:
+    return sum(request_chars(r) for r in requests)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Parse options, run, print one JSON line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=2000, help="jobs timed")
     parser.add_argument("--warmup", type=int, default=200, help="jobs run first, not timed")
+    parser.add_argument(
+        "--strict-jobs", type=int, default=300, help="jobs timed at the strict level"
+    )
     ns = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="skillwire-bench-") as tmp:
         result = asyncio.run(measure(ns.jobs, ns.warmup, Path(tmp)))
+        others: tuple[tuple[Durability, int], ...] = (("strict", ns.strict_jobs), ("fast", ns.jobs))
+        for level, jobs in others:
+            other = asyncio.run(measure(jobs, min(ns.warmup, jobs), Path(tmp), level))
+            result[f"cpu_ms_per_job_{level}"] = other["cpu_ms_per_job"]
+            result[f"ms_per_job_{level}"] = other["ms_per_job"]
+    lean = lean_job.run()
+    result["lean_prompt_chars_per_job"] = lean["prompt_chars_per_job"]
+    result["lean_model_calls_per_job"] = lean["model_calls_per_job"]
+    result["lean_by_stage"] = lean["by_stage"]
     print(json.dumps(result))
 
 

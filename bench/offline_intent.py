@@ -15,7 +15,7 @@ import json
 import time
 from pathlib import Path
 
-from skillwire.engine.prompts import intent_request, intent_system
+from skillwire.engine.prompts import intent_data, intent_request, intent_system
 from skillwire.models.offline import OfflineModel
 from skillwire.skills import load_skill
 
@@ -117,13 +117,14 @@ async def evaluate(path: Path, model: OfflineModel) -> dict[str, object]:
     """Both rates of the classifier for one skill, with the misses."""
     skill = load_skill(path)
     system = intent_system(skill)  # built once per skill, as the engine's compiled skill does
+    data = intent_data(skill)
     ids = {i.id for i in skill.intents.supported}
     counts = {"in": 0, "in_right": 0, "out": 0, "out_right": 0}
     misses = []
     started = time.perf_counter()
     for text, label in PARAPHRASES:
         expected = label if label in ids else None
-        response = await model.complete(intent_request(skill, text, system=system))
+        response = await model.complete(intent_request(skill, text, system=system, data=data))
         got = json.loads(response.text)["intent"]
         side = "in" if expected else "out"
         counts[side] += 1

@@ -18,6 +18,7 @@ from skillwire.skills import BasePolicy, LoadResult, load_base_policy
 from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
 from skillwire.store.postgres import PostgresJobStore, is_postgres_url, safe_url
+from skillwire.store.sqlite import Durability
 from skillwire.tools import Credentials, Executors, HttpExecutor, ShellExecutor
 from skillwire.tools.credentials import load_secrets
 from skillwire.tools.mcp import McpExecutor, McpServer
@@ -166,14 +167,15 @@ def base_guard(base: BasePolicy) -> Callable[[list[str]], list[str]]:
     return lambda argv: list(argv_problems(access, argv))
 
 
-def open_store(db: Database) -> JobStore:
-    """The store of ``db``: PostgreSQL for a ``postgresql://`` URL (migrated), else the
-    SQLite file (its folder created if needed)."""
+def open_store(db: Database, durability: Durability = "default") -> JobStore:
+    """The store of ``db``: PostgreSQL for a ``postgresql://`` URL (migrated; every
+    commit of it is durable, whatever ``durability`` says), else the SQLite file (its
+    folder created if needed) at the ``durability`` level (docs/engine.md)."""
     if isinstance(db, str) and is_postgres_url(db):
         return PostgresJobStore(db)
     path = _file(db)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return SQLiteJobStore(path)
+    return SQLiteJobStore(path, durability=durability)
 
 
 def db_exists(db: Database) -> bool:
@@ -303,10 +305,14 @@ def make_runtime(
 ) -> Runtime:
     """A runtime on the store of ``db`` (:func:`open_store`), its tools run as
     ``config`` says."""
+    from skillwire.models.offline import OfflineModel  # its classifier: intents.thresholds
+
     base = base_policy(config)
+    durability = config.runtime.durability if config is not None else "default"
     return Runtime(
-        open_store(db),
+        open_store(db, durability),
         choice.model,
+        classifier=OfflineModel(),
         gate_model=choice.gate_model,
         executors=make_executors(config, base),
         base_policy=base,

@@ -18,6 +18,7 @@ from skillwire.config import SkillwireConfig
 from skillwire.core.errors import SkillError, SkillwireError
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import JobView, Runtime
+from skillwire.engine.usage import usage_by_stage
 from skillwire.skills.model import Skill
 
 if TYPE_CHECKING:
@@ -320,3 +321,10 @@ def render_timeline(job: JobView) -> None:
             "yes" if c.ok else f"no: {c.error}",
         )
     console.print(calls)
+    stages = Table(title="by stage (prompt characters sent; tokens as the backend counts them)")
+    for col in ("stage", "calls", "prompt chars", "tokens in/out"):
+        stages.add_column(col)
+    for u in usage_by_stage(job.model_calls):
+        stages.add_row(u.stage, str(u.calls), str(u.prompt_chars), u.tokens_text())
+    if stages.row_count:
+        console.print(stages)

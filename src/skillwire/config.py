@@ -4,6 +4,7 @@
     model = "local"            # the default model name ("offline" when unset)
     gate_model = "offline"     # the finalization gate's model (default: the same)
     db = ".skillwire/jobs.db"  # a relative path is relative to this file's folder
+    durability = "default"     # strict | default | fast (docs/engine.md, "Durability")
 
     [tools]
     python_modules = ["mycompany.tools"]  # modules python tools may name (and submodules)
@@ -100,6 +101,10 @@ class RuntimeConfig(BaseModel):
     configuration file (``$SKILLWIRE_DB`` and ``--db`` win over it)."""
     base_policy: str | None = None
     """The operator's base policy file."""
+    durability: Literal["strict", "default", "fast"] = "default"
+    """What a save of the job store survives (docs/engine.md, "Durability"): ``default``
+    fsyncs the save before a tool that is not idempotent and every pause's save,
+    ``strict`` every save, ``fast`` none."""
 
 
 ModuleName = Annotated[str, Field(pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")]

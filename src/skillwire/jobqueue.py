@@ -242,7 +242,7 @@ class JobQueue:
         if self.store is None:
             from skillwire.assembly import open_store
 
-            self.store = open_store(self.url)
+            self.store = open_store(self.url, self.config.runtime.durability)
         return self.store
 
     def _load(self, source: str) -> Skill:
@@ -272,11 +272,17 @@ class JobQueue:
             stored = self._seen.get(job_id)
             calls = int(stored.state.get("model_calls", 0)) if stored is not None else 0
         choice = choose_models(self.model_spec, skill=skill, config=self.config, calls_made=calls)
+        from skillwire.assembly import base_policy
+        from skillwire.models.offline import OfflineModel  # its classifier: intents.thresholds
+
+        base = base_policy(self.config)  # the operator's, as for run and serve
         runtime = Runtime(
             self._store(),
             choice.model,
+            classifier=OfflineModel(),
             gate_model=choice.gate_model,
-            executors=make_executors(self.config),
+            executors=make_executors(self.config, base),
+            base_policy=base,
         )
         if not scripted:
             self._runtimes[source] = (skill, runtime)

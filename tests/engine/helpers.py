@@ -314,12 +314,17 @@ class CountingStore(SQLiteJobStore):
         expected_version: int,
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
+        durable: bool = False,
     ) -> JobRecord:
         """Count (maybe crash), then save."""
         parent = super()
         return await self._counted(
             lambda: parent.save(
-                job, expected_version=expected_version, events=events, model_calls=model_calls
+                job,
+                expected_version=expected_version,
+                events=events,
+                model_calls=model_calls,
+                durable=durable,
             )
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.engine.helpers import (
@@ -21,6 +22,7 @@ from skillwire.core.chat import ChatRequest, ChatResponse, ToolCall, Usage
 from skillwire.core.errors import ModelRequestError
 from skillwire.core.job import JobStatus, OutcomeClass
 from skillwire.engine import EngineLimits, Runtime
+from skillwire.engine.prompts import request_chars
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
 from skillwire.testing import FunctionModel
@@ -95,8 +97,13 @@ def test_every_model_call_is_recorded(tmp_path: Path, refund_yaml: Path) -> None
             assert [c.seq for c in records] == list(range(1, 8))
             assert [c.stage for c in records] == [r["stage"] for r in script]
             for record, request in zip(records, model.calls, strict=True):
-                assert record.prompt_chars == sum(len(m.content) for m in request.messages)
-                assert record.prompt_chars > 0
+                text = sum(len(m.content) for m in request.messages)
+                assert record.prompt_chars == request_chars(request) > 0
+                # the tools offered count too (their schemas are sent with the prompt)
+                schemas = sum(
+                    len(json.dumps(t.parameters, separators=(",", ":"))) for t in request.tools
+                )
+                assert record.prompt_chars >= text + schemas
                 assert record.latency_ms >= 0
                 assert record.model == "scripted:inline"
                 assert record.ok and record.error == ""

@@ -4,7 +4,6 @@ admin-access workflow, nor asked the admin justification."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from tests.engine.helpers import call, events_of, intent, run, runtime_for, skill_from
@@ -139,5 +138,4 @@ def test_the_planner_is_told_the_workflow_that_lists_the_intent(tmp_path: Path) 
             compiled.tools,
             None,
         )
-        state = json.loads(request.messages[1].content.split("\n", 1)[1])
-        assert state["intent_workflow"] == workflow
+        assert request.data["intent_workflow"] == workflow

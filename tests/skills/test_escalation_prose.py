@@ -106,7 +106,7 @@ def test_a_sentence_enforces_nothing_on_tools_and_a_condition_still_asks(
 
 def test_the_finalization_gate_and_the_planner_are_given_the_sentences(tmp_path: Path) -> None:
     skill = skill_from(tmp_path, REFUND_TOOLS, ESCALATION)
-    prompt = gate_request(skill, "draft", {}).messages[0].content
+    prompt = gate_request(skill, "draft").messages[0].content
     section = prompt.split("ESCALATE WHEN", 1)[1].split("\n\n", 1)[0]
     assert "suggested_action ESCALATE" in section
     for sentence in ("Critical safety alert detected", "Customer mentions a lawyer"):
@@ -117,12 +117,12 @@ def test_the_finalization_gate_and_the_planner_are_given_the_sentences(tmp_path:
 
 def test_no_section_without_sentences_or_with_escalation_disabled(tmp_path: Path) -> None:
     plain = skill_from(tmp_path, REFUND_TOOLS)
-    assert "ESCALATE WHEN" not in gate_request(plain, "d", {}).messages[0].content
+    assert "ESCALATE WHEN" not in gate_request(plain, "d").messages[0].content
     off = tmp_path / "off"
     off.mkdir()
     disabled = skill_from(off, REFUND_TOOLS, ESCALATION.replace("enabled: true", "enabled: false"))
     assert semantic_escalations(disabled) == []
-    assert "ESCALATE WHEN" not in gate_request(disabled, "d", {}).messages[0].content
+    assert "ESCALATE WHEN" not in gate_request(disabled, "d").messages[0].content
 
 
 @pytest.mark.parametrize(

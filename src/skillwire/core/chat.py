@@ -79,6 +79,11 @@ class ChatRequest:
 
     ``response_format="json"`` asks for a JSON object in the text (used where a
     stage wants structured output and no tools are offered).
+
+    ``data`` is what the prompt says, as structure, for a backend that reads structure
+    rather than prose (the offline model): the intent catalogue with its examples, the
+    job's state with its tool results. It is never sent to a language model, so it is
+    not counted in a call's prompt characters; a backend that sends prompts ignores it.
     """
 
     stage: Stage
@@ -87,6 +92,7 @@ class ChatRequest:
     response_format: Literal["text", "json"] = "text"
     temperature: float | None = None
     max_tokens: int | None = None
+    data: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,9 +37,16 @@ class JobStore(Protocol):
         expected_version: int,
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
+        durable: bool = False,
     ) -> JobRecord:
         """Store ``job`` as version ``expected_version + 1`` with its new events and
-        model calls in one transaction. Raises :class:`VersionConflict` otherwise."""
+        model calls in one transaction. Raises :class:`VersionConflict` otherwise.
+
+        ``durable``: return only once the save would survive a power loss (an OS
+        crash included). The engine asks it for the save before a tool that is not
+        idempotent runs and for the save of every pause; a store may group the syncs of
+        concurrent durable saves, and a store whose every commit is durable, or one
+        configured to sync nothing, ignores it (docs/engine.md, "Durability")."""
         ...
 
     async def get(self, job_id: str) -> JobRecord | None:

@@ -1,7 +1,9 @@
 """The model adapter (spec 002): a model's reply becomes a proposal, or a retry prompt.
 
 Its only two jobs: parse a reply into a :class:`~skillwire.core.proposal.Proposal`,
-and format the errors of an unusable reply as a retry prompt. No domain logic.
+and format the errors of an unusable reply as a retry prompt. No domain logic. The
+final answer is the planner's last message, a JSON object ``{"answer", "fields"}`` (no
+tool to describe for it); a ``final_answer`` tool call is read as one too.
 Tool names are shown to models with dots replaced by ``__`` (some APIs refuse dots).
 """
 
@@ -65,7 +67,9 @@ class ModelAdapter:
     """Parses planner replies; formats retry prompts."""
 
     def parse(self, response: ChatResponse) -> tuple[Proposal, ToolCall | None]:
-        """The proposal in ``response`` and the tool call it came from.
+        """The proposal in ``response`` and the tool call it came from (None for an
+        answer given as the reply's text: a JSON object with ``answer`` and ``fields``,
+        the planner's last message; a ``final_answer`` tool call is read too).
 
         Raises :class:`ParseFailure` when the reply calls no tool, calls several, or
         gives arguments that are not a JSON object or not plain JSON (nested deeper
@@ -76,10 +80,13 @@ class ModelAdapter:
             text = response.text.strip()
             if not text:
                 raise ParseFailure(["the reply was empty"])
+            answer = parse_json_object(text)
+            if answer is not None and "answer" in answer:  # the planner's last message
+                return self._final(answer), None
             raise ParseFailure(
                 [
-                    "the reply called no tool: call a tool, or call "
-                    f"{FINAL_ANSWER_TOOL} with {{answer, fields}} to answer"
+                    "the reply called no tool: call a tool, or answer with only JSON "
+                    '{"answer": <reply>, "fields": {...}}'
                 ]
             )
         if len(calls) > 1:
@@ -104,7 +111,7 @@ class ModelAdapter:
         return ToolProposal(name, dict(call.arguments), call.id, reasoning=reasoning), call
 
     def _final(self, args: dict[str, Any]) -> FinalAnswer:
-        errors = []
+        errors: list[str] = []
         answer = args.get("answer")
         fields = args.get("fields", {})
         if not isinstance(answer, str) or not answer.strip():

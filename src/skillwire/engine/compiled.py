@@ -17,7 +17,7 @@ from skillwire.core.chat import ToolSpec
 from skillwire.core.errors import NotFoundError
 from skillwire.core.job import JobRecord
 from skillwire.engine.adapter import model_tool_name
-from skillwire.engine.prompts import intent_system, planner_system, tool_specs
+from skillwire.engine.prompts import intent_data, intent_system, planner_system, tool_specs
 from skillwire.policy.access import BasePolicy
 from skillwire.policy.gate import Gate
 from skillwire.policy.workflows import (
@@ -64,6 +64,8 @@ class CompiledSkill:
     """Each tool's name as models see it, to its name in the skill."""
     intent_system: str
     """The intent stage's instructions."""
+    intent_data: dict[str, Any]
+    """The intent catalogue as structure (``ChatRequest.data``)."""
     planner_system: str
     """The planner's instructions."""
 
@@ -90,6 +92,7 @@ class CompiledSkill:
             },
             {model_tool_name(t.name): t.name for t in skill.tools},
             intent_system(skill),
+            intent_data(skill),
             planner_system(skill, gate.policy),
         )
 

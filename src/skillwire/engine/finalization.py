@@ -1,10 +1,13 @@
 """The finalization gate (spec 000 section 4.4) and the reply polisher (section 4.5).
 
-The output contract is checked mechanically first; only then, when the gate is
-enabled, does a model judge goal coverage and guardrails (one call). A failed gate
-sends the planner back with the reasons, at most ``max_retries`` times, and a retry
-counts only if new evidence was gathered since (a tool ran or the user gave input):
-require-new-evidence is always on. After the last failure the job escalates.
+The output contract is checked mechanically first; only then, when the gate is enabled,
+does a model judge goal coverage and the guardrails stated as text (one call; nothing
+checked mechanically is in its prompt: see
+:func:`~skillwire.engine.prompts.gate_request`); ``finalization_gate.enabled: false``
+skips that call, never the checks. A failed gate sends the planner back with the
+reasons, at most ``max_retries`` times, and a retry counts only if new evidence was
+gathered since (a tool ran or the user gave input): require-new-evidence is always on.
+After the last failure the job escalates.
 
 Before any of that, :func:`~skillwire.engine.evidence.shortfall` reads the job's
 record: when a call the request needed was denied, blocked or failed (and that tool
@@ -160,7 +163,7 @@ class FinalizationGate:
 
     async def _judge(self, run: JobRun, answer: FinalAnswer) -> dict[str, Any]:
         response = await run.call_model(
-            self.model, gate_request(run.skill, answer.answer, answer.fields)
+            self.model, gate_request(run.skill, answer.answer, run.gate.policy)
         )
         verdict = parse_json_object(response.text)
         if verdict is None or not isinstance(verdict.get("passed"), bool):

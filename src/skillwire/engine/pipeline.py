@@ -22,6 +22,7 @@ from skillwire.core.proposal import DoNothing, FinalAnswer, Proposal, ToolPropos
 from skillwire.engine.adapter import ModelAdapter, parse_json_object, readable
 from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.finalization import FinalizationGate, ReplyPolisher
+from skillwire.engine.intent import classified
 from skillwire.engine.outage import fail_on_model_error, pause_for_outage
 from skillwire.engine.prompts import intent_request, planner_request
 from skillwire.engine.run import JobRun
@@ -38,9 +39,14 @@ class Pipeline:
     """Runs jobs forward; shared by every job of a runtime."""
 
     def __init__(
-        self, model: ChatModel, gate_model: ChatModel, executors: ExecutorRegistry[Tool]
+        self,
+        model: ChatModel,
+        gate_model: ChatModel,
+        executors: ExecutorRegistry[Tool],
+        classifier: ChatModel | None = None,
     ) -> None:
         self.model = model
+        self.classifier = classifier
         self.executors = executors
         self.adapter = ModelAdapter()
         self.finalizer = FinalizationGate(gate_model)
@@ -88,9 +94,13 @@ class Pipeline:
         compiled = run.compiled
         skill = compiled.skill
         run.retry_point = RetryPoint("intent")
-        request = intent_request(skill, run.state.message, system=compiled.intent_system)
-        response = await run.call_model(self.model, request)
-        data = parse_json_object(response.text) or {}
+        request = intent_request(
+            skill, run.state.message, system=compiled.intent_system, data=compiled.intent_data
+        )
+        data = await classified(self.classifier, request, skill)
+        if data is None:
+            response = await run.call_model(self.model, request)
+            data = parse_json_object(response.text) or {}
         intent_id = data.get("intent")
         intent = next((i for i in skill.intents.supported if i.id == intent_id), None)
         if intent is None:
@@ -106,6 +116,7 @@ class Pipeline:
             entities=entities,
             rejected_entities=rejected,
             confidence=data.get("confidence"),
+            **({"decided_by": "classifier"} if data.get("decided_by") else {}),
         )
         policy = compiled.gate.policy
         run.event(
@@ -212,19 +223,17 @@ class Pipeline:
                     return DoNothing(f"no usable reply after {retries} tries"), ""
                 run.state.add_message(ChatMessage("user", self.adapter.retry_prompt(exc.errors)))
                 continue
-            call_id = call.id if call and call.id else f"call_{run.state.call_seq}"
-            if call is not None:
-                run.state.add_message(
-                    ChatMessage(
-                        "assistant",
-                        readable(response.text),
-                        (
-                            ToolCall(
-                                call.name, call.arguments, readable(call.raw_arguments), call_id
-                            ),
-                        ),
-                    )
+            if call is None:  # the answer as the reply's text: a message, no call to answer
+                run.state.add_message(ChatMessage("assistant", readable(response.text)))
+                return proposal, ""
+            call_id = call.id if call.id else f"call_{run.state.call_seq}"
+            run.state.add_message(
+                ChatMessage(
+                    "assistant",
+                    readable(response.text),
+                    (ToolCall(call.name, call.arguments, readable(call.raw_arguments), call_id),),
                 )
+            )
             return proposal, call_id
 
     async def _handle_tool(self, run: JobRun, proposal: ToolProposal) -> bool:
@@ -335,8 +344,8 @@ class Pipeline:
         run.event(EventKind.TOOL_STARTED, tool.name, tool=tool.name, args=args, idempotency_key=key)
         if tool.idempotent and not approved:
             await run.claim()
-        else:
-            await run.persist()
+        else:  # durable before a tool that may not run twice: see engine.run
+            await run.persist(durable=not tool.idempotent)
         root = run.skill.root
         # A run that waits gives its turn back meanwhile (turns.py); executors turn
         # errors into outcomes, so only a cancellation skips taking it again.

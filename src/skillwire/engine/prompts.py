@@ -1,9 +1,20 @@
-"""The requests each stage sends to a model.
+"""The requests each stage sends to a model, as few characters as keep every rule.
 
-Every planner request carries a ``JOB STATE`` block (JSON) with the sub-goals, entities,
-inputs and tool results, so that any backend, the offline one included, can plan from
-structure rather than prose. The finalization gate's and the polisher's prompts follow
-spec 000 sections 4.4 and 4.5.
+What a model is sent is prose, and only what it cannot do without (issue 21): the
+intent stage gets one line per intent; the planner its instructions once, a short
+``STATE`` line (intent, entities, inputs, the steps and which are done: never a second
+copy of a tool result, which the conversation already holds) and the tools it may call;
+it answers in its last message, a JSON object ``{"answer", "fields"}``, with no
+``final_answer`` tool to describe. The finalization gate is asked only what no check
+can settle mechanically: whether the reply meets the goal and keeps the rules the skill
+states as text (the output contract's fields, the rules compiled into the pre-tool gate
+and the claims of actions are checked mechanically, and are not sent). The polisher's
+prompt follows spec 000 section 4.5.
+
+Each request also carries the same content as structure (``ChatRequest.data``: the
+intent catalogue with its examples, the job's state with its tool results), which a
+backend that reads structure (the offline model) uses and a language model is never
+sent; :func:`request_chars` counts what is sent.
 """
 
 from __future__ import annotations
@@ -16,7 +27,7 @@ import orjson
 from skillwire.core.chat import ChatMessage, ChatRequest, ToolSpec
 from skillwire.core.proposal import FINAL_ANSWER_TOOL
 from skillwire.engine.adapter import model_tool_name
-from skillwire.policy import CompiledPolicy, RuleKind
+from skillwire.policy import CompiledPolicy, RuleKind, compile_policy
 from skillwire.policy.workflows import SubGoal
 from skillwire.skills import semantic_escalations
 from skillwire.skills.model import Skill
@@ -25,15 +36,17 @@ __all__ = [
     "JOB_STATE_MARKER",
     "final_answer_spec",
     "gate_request",
+    "intent_data",
     "intent_request",
     "intent_system",
     "planner_request",
     "planner_system",
     "polisher_request",
+    "request_chars",
     "tool_specs",
 ]
 
-JOB_STATE_MARKER = "JOB STATE (JSON):"
+JOB_STATE_MARKER = "STATE:"
 
 
 _JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
@@ -53,16 +66,50 @@ def _json(value: Any) -> str:
         return _FALLBACK.encode(value)
 
 
+_TOOLS_CHARS: dict[int, tuple[tuple[ToolSpec, ...], int]] = {}
+"""The characters of each tuple of tool specs measured (a skill's tuple is shared by its
+jobs: measured once; the tuple is kept so that its id is not reused)."""
+
+
+def request_chars(request: ChatRequest) -> int:
+    """The characters a request sends a model: every message's text, the name and
+    arguments of every tool call in it, and every tool offered (name, description and
+    JSON Schema, as compact JSON). What a backend adds around them (roles, its own
+    framing) is not counted."""
+    chars = 0
+    for message in request.messages:
+        chars += len(message.content)
+        for call in message.tool_calls:
+            chars += len(call.name) + len(call.raw_arguments or _json(call.arguments))
+    tools = request.tools
+    if tools:
+        known = _TOOLS_CHARS.get(id(tools))
+        if known is None or known[0] is not tools:
+            size = sum(len(t.name) + len(t.description) + len(_json(t.parameters)) for t in tools)
+            if len(_TOOLS_CHARS) > 256:
+                _TOOLS_CHARS.clear()
+            known = _TOOLS_CHARS[id(tools)] = (tools, size)
+        chars += known[1]
+    return chars
+
+
 def _full_name(skill: Skill, name: str) -> str:
     tool = skill.tool(name)
     return tool.name if tool is not None else name
 
 
-def intent_request(skill: Skill, message: str, *, system: str | None = None) -> ChatRequest:
+def intent_request(
+    skill: Skill,
+    message: str,
+    *,
+    system: str | None = None,
+    data: dict[str, Any] | None = None,
+) -> ChatRequest:
     """Classify ``message`` into one of the skill's intents and extract entities.
 
-    ``system`` is :func:`intent_system` of the skill, when the caller keeps it (the
-    engine's compiled skill does); otherwise it is built for this request."""
+    ``system`` and ``data`` are :func:`intent_system` and :func:`intent_data` of the
+    skill, when the caller keeps them (the engine's compiled skill does); otherwise they
+    are built for this request."""
     return ChatRequest(
         "intent",
         (
@@ -71,12 +118,40 @@ def intent_request(skill: Skill, message: str, *, system: str | None = None) -> 
         ),
         response_format="json",
         temperature=0.0,
+        data=intent_data(skill) if data is None else data,
     )
 
 
 def intent_system(skill: Skill) -> str:
-    """The intent stage's instructions: the skill's intent catalogue (it depends only
-    on the skill)."""
+    """The intent stage's instructions: one line per intent (its id, its description
+    or else its first example, and its entities with their type, choices and pattern)."""
+    lines = [
+        "Which intent below is the message (null: none)? JSON: "
+        '{"intent":id|null,"entities":{name:value},"confidence":0..1}; only values it '
+        "states."
+    ]
+    for intent in skill.intents.supported:
+        about = intent.description or (intent.examples[0] if intent.examples else "")
+        line = f"- {intent.id}: {about}".rstrip(": ")
+        entities = [_entity_text(e) for e in intent.entities]
+        if entities:
+            line += f" [{', '.join(entities)}]"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _entity_text(entity: Any) -> str:
+    """``name: type, one of a|b (description)``, the parts it has (a ``pattern`` is
+    checked when the value is taken, and not sent)."""
+    text = f"{entity.name}: {entity.type}"
+    if entity.enum:
+        text += ", one of " + "|".join(str(v) for v in entity.enum)
+    return f"{text} ({entity.description})" if entity.description else text
+
+
+def intent_data(skill: Skill) -> dict[str, Any]:
+    """The intent catalogue as structure (``ChatRequest.data``, never sent to a language
+    model): every intent with its examples and entities, and the skill's thresholds."""
     catalog = [
         {
             "id": i.id,
@@ -94,13 +169,7 @@ def intent_system(skill: Skill) -> str:
     ]
     limits = skill.intents.thresholds
     thresholds = limits.model_dump(exclude_none=True) if limits else {}
-    return (
-        "You classify a customer's message into one of the intents below and extract "
-        'entities. Reply with a JSON object {"intent": <intent id or null>, '
-        '"entities": {<name>: <value>}, "confidence": <0..1>}. Use null when the '
-        "message matches no intent. Never invent entity values.\n"
-        f"{JOB_STATE_MARKER}\n{_json({'intents': catalog, 'thresholds': thresholds})}"
-    )
+    return {"intents": catalog, "thresholds": thresholds}
 
 
 def final_answer_spec(skill: Skill) -> ToolSpec:
@@ -125,19 +194,69 @@ def final_answer_spec(skill: Skill) -> ToolSpec:
 
 
 def tool_specs(skill: Skill, policy: CompiledPolicy) -> tuple[ToolSpec, ...]:
-    """Tools offered to the planner: every tool not denied outright, and final_answer."""
+    """Tools offered to the planner: every tool not denied outright. (The planner
+    answers in its last message; :func:`final_answer_spec` is not offered.)"""
     denied = {
         name
         for r in policy.rules
         if r.kind is RuleKind.TOOL_DENY and r.condition is None
         for name in r.tools
     }
-    specs = [
-        ToolSpec(model_tool_name(t.name), t.description or t.name, t.input_schema())
+    return tuple(
+        ToolSpec(model_tool_name(t.name), t.description or t.name, model_schema(t.input_schema()))
         for t in skill.tools
         if t.name not in denied
-    ]
-    return (*specs, final_answer_spec(skill))
+    )
+
+
+CHECKED_KEYWORDS = frozenset(
+    {
+        "pattern",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+    }
+)
+"""JSON Schema keywords that only bound a value the model already knows the shape of.
+The pre-tool gate checks every call against the tool's whole schema and refuses (or
+asks the user) with a message that names the bound, so they are left out of the schema
+the planner is sent."""
+
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SCHEMAS = frozenset(
+    {"items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames"}
+)
+
+
+def model_schema(schema: Any) -> Any:
+    """``schema`` as the planner is sent it: without :data:`CHECKED_KEYWORDS`, at every
+    level (a property's name is never taken for a keyword); types, properties,
+    ``required``, ``enum``, ``const``, formats and descriptions are kept."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in CHECKED_KEYWORDS:
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: model_schema(sub) for name, sub in value.items()}
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [model_schema(sub) for sub in value]
+        elif key in _SCHEMAS:
+            out[key] = model_schema(value)
+        else:
+            out[key] = value
+    return out
 
 
 def planner_request(
@@ -149,16 +268,19 @@ def planner_request(
     tools: tuple[ToolSpec, ...],
     temperature: float | None,
 ) -> ChatRequest:
-    """One planner step: ``instructions`` (:func:`planner_system`), the job state, and
-    the conversation so far."""
+    """One planner step: ``instructions`` (:func:`planner_system`), the ``STATE`` line,
+    and the conversation so far; ``state`` in full (tool results included) as the
+    request's ``data``."""
     intent = next((i for i in skill.intents.supported if i.id == state.get("intent")), None)
+    goals = [g if isinstance(g, dict) else g.to_dict() for g in subgoals]
+    intent_tools = (
+        [model_tool_name(_full_name(skill, n)) for n in (intent.tools or [])] if intent else []
+    )
     job_state = {
         **state,
-        "subgoals": [g if isinstance(g, dict) else g.to_dict() for g in subgoals],
+        "subgoals": goals,
         "required_fields": skill.output_contract.required_fields,
-        "intent_tools": [model_tool_name(_full_name(skill, n)) for n in (intent.tools or [])]
-        if intent
-        else [],
+        "intent_tools": intent_tools,
         "intent_workflow": _intent_workflow(skill, intent.id, intent.maps_to_workflow)
         if intent
         else None,
@@ -166,10 +288,33 @@ def planner_request(
     }
     messages = (
         ChatMessage("system", instructions),
-        ChatMessage("system", f"{JOB_STATE_MARKER}\n{_json(job_state)}"),
+        ChatMessage("system", _state_line(state, goals, intent_tools)),
         *conversation,
     )
-    return ChatRequest("planner", messages, tools, temperature=temperature)
+    return ChatRequest("planner", messages, tools, temperature=temperature, data=job_state)
+
+
+def _state_line(state: dict[str, Any], goals: list[dict[str, Any]], tools: list[str]) -> str:
+    """What the planner is told of the job beside the conversation: the intent, the
+    entities and inputs known, the tools the intent uses, and the steps of its workflow
+    (each marked done once its tool ran). Tool results are not repeated here."""
+    parts = [f"{JOB_STATE_MARKER} {state.get('intent')}"]
+    if state.get("entities"):
+        parts.append(f"entities {_json(state['entities'])}")
+    if state.get("inputs"):
+        parts.append(f"inputs {_json(state['inputs'])}")
+    if tools:
+        parts.append(f"tools for it: {', '.join(tools)}")
+    if goals:
+        names = state.get("model_tool_names") or {}
+        by_full = {full: model for model, full in names.items()}
+        steps = [
+            f"{by_full.get(g.get('tool') or '', g.get('tool') or g.get('intent'))}"
+            + (" (done)" if g.get("status") == "done" else "")
+            for g in goals
+        ]
+        parts.append(f"steps in order: {', '.join(steps)}")
+    return "; ".join(parts)
 
 
 def _intent_workflow(skill: Skill, intent: str, mapped: str | None) -> str | None:
@@ -185,62 +330,68 @@ def _intent_workflow(skill: Skill, intent: str, mapped: str | None) -> str | Non
 
 def planner_system(skill: Skill, policy: CompiledPolicy) -> str:
     """The planner's instructions: role, problem, the rules handed to it as text, how
-    to work (they depend only on the skill and its compiled policy)."""
+    to work and how to answer (they depend only on the skill and its compiled policy,
+    and are sent once per request, never repeated in it)."""
     parts = [f"You are {skill.role.name or 'an assistant'}."]
     if skill.problem.statement:
-        parts.append(f"Your job: {skill.problem.statement}")
+        parts[0] += f" Job: {skill.problem.statement}"
     if skill.prompt:
         parts.append(skill.prompt.strip())
     if policy.planner_text:
         parts.append(policy.planner_text)
     if skill.role.limitations:
         parts.append("LIMITATIONS:\n" + "\n".join(f"- {x}" for x in skill.role.limitations))
+    fields = ",".join(skill.output_contract.required_fields)
     parts.append(
-        "Work through the sub-goals in order. Call exactly one tool per step; the platform "
-        "checks every call against the skill's rules and asks the user for anything "
-        "missing: never guess a value. When the goal is met, call "
-        f"{FINAL_ANSWER_TOOL} with the answer and the fields "
-        f"{', '.join(skill.output_contract.required_fields) or '(none)'} taken from tool "
-        "results."
+        "One tool call per step; never guess a missing value (the user is asked). Done: "
+        f'reply only JSON {{"answer":..,"fields":{{{fields}}}}} from tool results.'
     )
     if skill.output_contract.format_hint:
         parts.append(f"Answer format: {skill.output_contract.format_hint}")
-    return "\n\n".join(parts)
+    return "\n".join(parts)
 
 
-def gate_request(skill: Skill, draft: str, fields: dict[str, Any]) -> ChatRequest:
-    """Spec 000 section 4.4: goal coverage and guardrails, judged on the draft."""
-    guardrails = [
-        f"NEVER: {r if isinstance(r, str) else r.rule}" for r in skill.policy.guardrails.never
-    ]
-    guardrails += [
-        f"ALWAYS: {r if isinstance(r, str) else r.rule}" for r in skill.policy.guardrails.always
-    ]
-    required = skill.output_contract.required_fields
+def gate_rules(policy: CompiledPolicy) -> list[str]:
+    """The rules the finalization gate's model judges: those the skill states as text
+    (the rules compiled into the pre-tool gate are enforced there, and not sent)."""
+    out = []
+    for rule in policy.text_rules:
+        text = rule.text.strip()
+        word = rule.polarity.lower()
+        out.append(text if not word or text.lower().startswith(word) else f"{word.upper()}: {text}")
+    return out
+
+
+def gate_request(skill: Skill, draft: str, policy: CompiledPolicy | None = None) -> ChatRequest:
+    """Spec 000 section 4.4, less what is checked mechanically: goal coverage and the
+    rules stated as text, judged on the draft reply. (The output contract's fields are
+    checked before, and so are the claims of actions; ``policy`` is the skill's compiled
+    policy, compiled here when not given.)"""
+    policy = policy if policy is not None else compile_policy(skill)
+    rules = gate_rules(policy)
     triggers = semantic_escalations(skill)
-    escalate = (
-        "ESCALATE WHEN (if one of these holds, fail with suggested_action ESCALATE):\n"
-        + "\n".join(f"- {t}" for t in triggers)
-        + "\n\n"
-        if triggers
-        else ""
-    )
-    prompt = (
-        "You are a Finalization Gate. Validate this response before it goes to the user.\n\n"
-        f"GOAL:\n{skill.problem.statement}\n\n"
-        "GUARDRAILS TO CHECK:\n" + "\n".join(f"- {g}" for g in guardrails) + "\n\n"
-        f"{escalate}"
-        "REQUIRED FIELDS IN RESPONSE:\n" + "\n".join(f"- {f}" for f in required) + "\n\n"
-        f"DRAFT RESPONSE:\n{draft}\n\nFIELDS:\n{_json(fields)}\n\n"
-        "VALIDATE and return JSON:\n"
-        '{"passed": true/false, "score": 0.0-1.0, "reasons": [{"code": '
-        '"GOAL_NOT_MET|GUARDRAIL_VIOLATED|MISSING_REQUIRED_FIELD|OUTPUT_INCOMPLETE|'
-        'TONE_MISMATCH", "detail": "..."}], "missing_fields": [], "suggested_action": '
-        '"TOOL_CALL|CLARIFY_USER|REWRITE|ESCALATE"}\n\n'
-        "Be strict but fair. Only fail if there's a real problem."
-    )
+    codes = ["GOAL_NOT_MET"]
+    if rules or triggers:
+        codes.append("GUARDRAIL_VIOLATED")
+    if skill.persona_text() or skill.role.communication_style:
+        codes.append("TONE_MISMATCH")
+    lines = [
+        f"Does the reply meet the goal{' and keep the rules' if rules else ''}? JSON: "
+        f'{{"passed":bool,"reasons":[{{"code":"{"|".join(codes)}","detail":".."}}],'
+        '"suggested_action":"TOOL_CALL|CLARIFY_USER|REWRITE|ESCALATE"}; fail only for a '
+        "real problem.",
+        f"GOAL: {skill.problem.statement}",
+    ]
+    if rules:
+        lines.append("RULES:\n" + "\n".join(f"- {r}" for r in rules))
+    if triggers:
+        lines.append(
+            "ESCALATE WHEN (if one of these holds, fail with suggested_action ESCALATE):\n"
+            + "\n".join(f"- {t}" for t in triggers)
+        )
+    lines.append(f"REPLY:\n{draft}")
     return ChatRequest(
-        "gate", (ChatMessage("user", prompt),), response_format="json", temperature=0.1
+        "gate", (ChatMessage("user", "\n".join(lines)),), response_format="json", temperature=0.1
     )
 
 

@@ -14,6 +14,10 @@ When the engine saves (crash safety needs no more than this):
 - before a tool that is not idempotent runs (the in-flight marker), and right after it;
 - at every pause, and at the end.
 
+The save before a tool that is not idempotent and the save of every pause are
+``durable`` (the store fsyncs them at its ``default`` level): after a power loss, a tool
+that was about to run is found in flight and never run twice, and no pause is lost.
+
 Everything else (intent, gate decisions, idempotent tools, blocked calls, replans) only
 adds events and model-call records, saved with the next save. A crash loses at most
 that unsaved work: model calls are made again, and only idempotent tools run again.
@@ -42,6 +46,7 @@ from skillwire.core.job import (
 )
 from skillwire.core.store import JobStore
 from skillwire.engine.compiled import CompiledSkill
+from skillwire.engine.prompts import request_chars
 from skillwire.engine.state import JobState, RetryPoint
 from skillwire.engine.turns import Turn
 from skillwire.policy.gate import Gate
@@ -160,8 +165,11 @@ class JobRun:
         else:
             self.state.add_message(ChatMessage("user", content))
 
-    async def persist(self) -> None:
-        """Save the record, new events and model calls as one versioned write."""
+    async def persist(self, *, durable: bool = False) -> None:
+        """Save the record, new events and model calls as one versioned write.
+
+        The save is ``durable`` (it survives a power loss where the store's level
+        allows: docs/engine.md) when asked, and always for a pause."""
         self.record.state = self.state.to_dict()
         self.record.state_version = JOB_STATE_VERSION
         self.record.updated_at = now()
@@ -171,6 +179,7 @@ class JobRun:
             expected_version=self.record.version,
             events=self.new_events,
             model_calls=self.new_calls,
+            durable=durable or self.record.status is JobStatus.PAUSED,
         )
         self.saving = False
         self.record = saved
@@ -233,7 +242,7 @@ class JobRun:
         await self.claim()
         self.state.model_calls += 1
         self.state.call_seq += 1
-        prompt_chars = sum(len(m.content) for m in request.messages)
+        prompt_chars = request_chars(request)
         started = time.perf_counter()
         # The turn is given back while the model works, and taken again for what follows
         # (a model error is handled here too); a run ended by anything else (cancelled,

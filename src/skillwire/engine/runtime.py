@@ -125,6 +125,9 @@ class Runtime:
     ``executors`` runs the tools the gate allows (the program passes
     ``skillwire.tools.Executors()``); ``skills`` finds the skill of a stored job when
     this runtime did not start it (by default: loaded from the source the job recorded).
+    ``classifier`` (the program passes ``skillwire.models.offline.OfflineModel()``)
+    decides a job's intent without asking ``model`` when a skill lets it
+    (``intents.thresholds.accept``; :mod:`skillwire.engine.intent`).
     """
 
     def __init__(
@@ -138,12 +141,13 @@ class Runtime:
         skills: SkillResolver | None = None,
         limits: EngineLimits | None = None,
         turns: int | None = 64,
+        classifier: ChatModel | None = None,
     ) -> None:
         self.store = store
         self.turns = Turns(turns)
         self.base_policy = base_policy or BasePolicy()
         self.limits = limits or EngineLimits()
-        self.pipeline = Pipeline(model, gate_model or model, executors)
+        self.pipeline = Pipeline(model, gate_model or model, executors, classifier)
         self.skills = CompiledSkills(self.base_policy, skills)
 
     async def aclose(self) -> None:

@@ -129,6 +129,9 @@ def _templates() -> Jinja2Templates:
     templates.env.filters["pretty"] = pretty
     templates.env.filters["humanize"] = humanize
     templates.env.globals["version"] = skillwire.__version__
+    from skillwire.engine.usage import usage_by_stage  # for _stage_usage.html
+
+    templates.env.globals["usage_by_stage"] = usage_by_stage
     return templates
 
 
@@ -147,7 +150,8 @@ def create_app(settings: ServerSettings) -> FastAPI:
     from skillwire.server import author, events, jobs, page, page_job, skills
 
     signals = JobSignals()
-    store = SignallingStore(lambda: open_store(settings.db), signals)
+    durability = settings.config.runtime.durability
+    store = SignallingStore(lambda: open_store(settings.db, durability), signals)
     queue = _queue(settings)
     book = SkillBook(settings.skill_paths)
     base = base_policy(settings.config)  # the operator's: shell tools, roots, and the gate

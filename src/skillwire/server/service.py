@@ -45,6 +45,7 @@ from skillwire.core.job import Event, JobRecord, JobStatus, OutcomeClass
 from skillwire.core.store import JobStore
 from skillwire.engine import JobView, Runtime
 from skillwire.engine.run import now
+from skillwire.models.offline import OfflineModel
 from skillwire.server.auth import Principal
 from skillwire.server.signals import JobSignals, creation_watch
 from skillwire.server.skillbook import SkillBook
@@ -166,6 +167,7 @@ class JobService:
             executors=self._executors,
             base_policy=self.base_policy,
             skills=self.skill_of,
+            classifier=OfflineModel(),  # decides intents a skill lets it (docs/skills.md)
         )
         self._runtimes[skill.id] = (skill, runtime)
         return runtime

@@ -140,10 +140,15 @@ class SignallingStore:
         expected_version: int,
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
+        durable: bool = False,
     ) -> JobRecord:
         """Save, then signal."""
         stored = await self.inner.save(
-            job, expected_version=expected_version, events=events, model_calls=model_calls
+            job,
+            expected_version=expected_version,
+            events=events,
+            model_calls=model_calls,
+            durable=durable,
         )
         self.signals.notify(stored.id)
         return stored

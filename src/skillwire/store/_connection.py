@@ -80,6 +80,7 @@ class SharedConnection:
         self._busy_timeout_ms = int(busy_timeout_ms)
         self._closed = False
         self._commits = 0  # since the last checkpoint was queued
+        self._commit_seq = 0  # commits made so far (the group commit's syncs read it)
         self._checkpoint_every = _CHECKPOINT_FIRST
         self._checkpoint_queued = False
         self._wal_pages = 0  # the WAL's length at the last checkpoint
@@ -220,6 +221,7 @@ class SharedConnection:
 
     def _committed(self) -> None:
         """Count a commit (under the lock); queue a checkpoint when it is time."""
+        self._commit_seq += 1
         if not self._inline:
             return
         self._commits += 1

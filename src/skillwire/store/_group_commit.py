@@ -21,20 +21,30 @@ changes anything, or is undone alone.**
 
 An error of the store's own (the file busy, locked, full or unreadable) fails the whole
 batch and every writer hears it; a busy file first sends the batch to the worker thread.
+
+Durable writes, grouped too. A commit on the loop (``synchronous="NORMAL"``) is in the
+WAL, in the OS page cache, not on disk. A write that must survive power loss (the
+store's ``durable=True``) commits the same way, then waits for :meth:`GroupCommit._sync`:
+an ``fsync`` of the WAL file on the worker thread, started after its commit. The loop
+never waits for it; the writers that ask while one runs share the next one, so jobs
+that need a durable save at about the same moment pay for one fsync between them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from skillwire.core.errors import UsageError, VersionConflict
 from skillwire.store._connection import SharedConnection, is_busy
 
-__all__ = ["OWN_FAULTS", "GroupCommit"]
+__all__ = ["OWN_FAULTS", "GroupCommit", "sync_file"]
 
 OWN_FAULTS = (
     ValueError,
@@ -63,10 +73,59 @@ class GroupCommit(SharedConnection):
     is a transaction of its own there.
     """
 
-    def __init__(self, path: str | Path, synchronous: str, busy_timeout_ms: int) -> None:
+    def __init__(
+        self, path: str | Path, synchronous: str, busy_timeout_ms: int, *, syncs: bool = True
+    ) -> None:
         self._batches: dict[asyncio.AbstractEventLoop, list[_Queued]] = {}  # _waiters_lock
         self._flushes: set[asyncio.Task[None]] = set()
+        self._syncs = syncs  # False: durable writes are not synced (durability "fast")
+        self._synced_seq = 0  # every commit up to this one is on disk (_sync_lock)
+        self._sync_running: Future[None] | None = None  # the fsync under way (_sync_lock)
+        self._sync_lock = threading.Lock()
+        self._dir_synced = False
         super().__init__(path, synchronous, busy_timeout_ms)
+
+    async def _sync(self) -> None:
+        """Return once every commit made before this call is on disk.
+
+        Only a commit on the loop needs it: with ``synchronous="FULL"`` (and in a file
+        not in WAL mode) SQLite syncs each commit itself. Otherwise the WAL file is
+        fsynced on the worker thread; a caller that finds an fsync under way which
+        started before its commit waits for it, then shares the next one with whoever
+        asked meanwhile. An ``OSError`` of the fsync is raised to every caller sharing it.
+        """
+        if not (self._inline and self._syncs):
+            return
+        target = self._commit_seq
+        while True:
+            with self._sync_lock:
+                if self._synced_seq >= target:
+                    return
+                running = self._sync_running
+                if running is None:
+                    if self._closed:
+                        raise UsageError(f"the job store {self.path} is closed")
+                    running = self._sync_running = self._executor.submit(self._fsync_wal)
+            await asyncio.wrap_future(running)
+
+    def _fsync_wal(self) -> None:
+        """On the worker thread: fsync the WAL, and note the commits it covered (every
+        commit made before it started). The folder is synced once too, so that the WAL
+        file itself is found after a power loss."""
+        seq = self._commit_seq
+        try:
+            try:
+                sync_file(Path(f"{self.path}-wal"))
+            except FileNotFoundError:  # checkpointed and gone: all is in the database
+                sync_file(self.path)
+            if not self._dir_synced:
+                sync_file(self.path.parent)
+                self._dir_synced = True
+            with self._sync_lock:
+                self._synced_seq = max(self._synced_seq, seq)
+        finally:
+            with self._sync_lock:
+                self._sync_running = None
 
     async def _submit(self, fn: Write, *args: Any) -> None:
         """Write ``fn(db, *args)``, sharing a transaction with the writes queued on this
@@ -164,6 +223,21 @@ class GroupCommit(SharedConnection):
                 db.execute("ROLLBACK")
             raise
         self._committed()
+
+
+def sync_file(path: Path) -> None:
+    """Flush the file or folder at ``path`` to disk: its data and what is needed to read
+    it back (``fdatasync`` where there is one: a file's times are not needed, and
+    skipping them saves a journal commit; else ``fsync``). The tests replace it to see
+    what a power loss would keep."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        _datasync(fd)
+    finally:
+        os.close(fd)
+
+
+_datasync = getattr(os, "fdatasync", os.fsync)
 
 
 def _answer(batch: list[_Queued], outcome: BaseException | list[Exception | None]) -> None:

@@ -176,10 +176,14 @@ class PostgresJobStore:
         expected_version: int,
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
+        durable: bool = False,
     ) -> JobRecord:
         """Store ``job`` as version ``expected_version + 1`` with its new events and model
         calls, all or nothing. Raises :class:`VersionConflict` if the stored version is
-        not ``expected_version``, :class:`UsageError` if a seq is already stored."""
+        not ``expected_version``, :class:`UsageError` if a seq is already stored.
+
+        Every commit here is durable (the server's ``synchronous_commit``, on by
+        default, waits for its WAL to be flushed), so ``durable`` asks nothing more."""
         values = _pg_values(write_values(job, expected_version + 1, events, model_calls))
         async with self._connection() as conn:
             saved = await conn.execute(_UPDATE_JOB, values)

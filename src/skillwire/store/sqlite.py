@@ -63,7 +63,11 @@ from skillwire.store._rows import (
 )
 from skillwire.store._stored_json import storable
 
-__all__ = ["JobStateTooNewError", "SQLiteJobStore"]
+__all__ = ["DURABILITY_LEVELS", "Durability", "JobStateTooNewError", "SQLiteJobStore"]
+
+Durability = Literal["strict", "default", "fast"]
+"""What a commit survives: see :class:`SQLiteJobStore` and docs/engine.md."""
+DURABILITY_LEVELS: tuple[Durability, ...] = ("strict", "default", "fast")
 
 
 _INSERT_JOB = Statement(
@@ -102,12 +106,20 @@ transaction, by the statement before)."""
 class SQLiteJobStore(GroupCommit):
     """A :class:`~skillwire.core.store.JobStore` in one SQLite file.
 
-    Durability: the file is in WAL mode with ``synchronous=NORMAL`` by default. A commit
-    is written to the WAL (the OS page cache) before ``save`` returns, so a committed
-    save survives the process being killed, SIGKILL included; only an OS crash or power
-    loss can lose the last commits, and the file stays consistent even then. Pass
-    ``synchronous="FULL"`` to fsync the WAL on every commit and keep commits through
-    power loss too, at the price of one fsync per save.
+    Durability, one of three levels (``durability``; docs/engine.md says what each
+    survives and costs). The file is in WAL mode. A commit is written to the WAL (the OS
+    page cache) before ``save`` returns, so every committed save survives the process
+    being killed, SIGKILL included, at every level; they differ in what survives an OS
+    crash or a power loss:
+
+    * ``"default"``: a save with ``durable=True`` (the engine's save before a tool that
+      is not idempotent runs, and of every pause) returns only once the WAL is fsynced,
+      one fsync shared by the durable saves of that moment
+      (:mod:`~skillwire.store._group_commit`); other saves are not synced;
+    * ``"strict"``: every commit is fsynced (``synchronous=FULL``);
+    * ``"fast"``: no save is synced; ``durable`` is ignored.
+
+    ``synchronous="FULL"`` is the ``strict`` level, as before the levels were named.
 
     Threads: with ``NORMAL``, a call runs on the calling thread (the event loop) and the
     loop does its SQLite work itself, about a tenth of a millisecond for a save, but it
@@ -130,12 +142,21 @@ class SQLiteJobStore(GroupCommit):
         self,
         path: str | Path,
         *,
-        synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        durability: Durability = "default",
+        synchronous: Literal["NORMAL", "FULL"] | None = None,
         busy_timeout_ms: int = 5000,
     ) -> None:
-        if synchronous not in ("NORMAL", "FULL"):
+        if durability not in DURABILITY_LEVELS:
+            levels = ", ".join(DURABILITY_LEVELS)
+            raise UsageError(f"durability must be one of {levels}, not {durability!r}")
+        if synchronous not in (None, "NORMAL", "FULL"):
             raise UsageError(f"synchronous must be NORMAL or FULL, not {synchronous!r}")
-        super().__init__(path, synchronous, busy_timeout_ms)
+        if synchronous == "FULL":
+            durability = "strict"
+        self.durability: Durability = durability
+        """The level this store keeps (``synchronous="FULL"`` reads as ``strict``)."""
+        mode = "FULL" if durability == "strict" else "NORMAL"
+        super().__init__(path, mode, busy_timeout_ms, syncs=durability == "default")
 
     # -- the public API: each write whole or not at all -------------------------------
 
@@ -154,10 +175,12 @@ class SQLiteJobStore(GroupCommit):
         expected_version: int,
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
+        durable: bool = False,
     ) -> JobRecord:
         """Store ``job`` as version ``expected_version + 1`` with its new events and model
         calls, all or nothing (group-committed: see :mod:`~skillwire.store._group_commit`);
-        returns a copy of ``job`` with the new version.
+        returns a copy of ``job`` with the new version. With ``durable``, it returns only
+        once the save is on disk (at the ``default`` level: see the class).
 
         Raises :class:`VersionConflict` if the stored version is not ``expected_version``
         and :class:`UsageError` if the events' or model calls' seqs do not each increase
@@ -165,6 +188,8 @@ class SQLiteJobStore(GroupCommit):
         """
         values = write_values(job, expected_version + 1, events, model_calls)
         await self._submit(self._update_job, values)
+        if durable:
+            await self._sync()
         return with_version(job, expected_version + 1)
 
     async def get(self, job_id: str) -> JobRecord | None:

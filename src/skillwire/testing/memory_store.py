@@ -82,10 +82,12 @@ class MemoryJobStore:
         expected_version: int,
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
+        durable: bool = False,
     ) -> JobRecord:
         """Store ``job`` as version ``expected_version + 1`` with its new events and
         model calls, all or nothing. Raises :class:`VersionConflict` if the stored
-        version is not ``expected_version``, :class:`UsageError` if a seq is stored."""
+        version is not ``expected_version``, :class:`UsageError` if a seq is stored.
+        ``durable`` changes nothing: memory survives no crash, durable or not."""
         row, body = _row(job, expected_version + 1)
         entry = _entry(row["id"], events, model_calls)
         with self._lock:

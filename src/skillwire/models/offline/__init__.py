@@ -2,14 +2,18 @@
 
 One model for every stage:
 
-- ``intent``: character n-gram similarity of the message to each intent's examples
-  and description; a message that shares no content word or four-letter stem with any
-  of them, or scores below the threshold (the skill's ``intents.thresholds.reject``,
-  else :data:`DEFAULT_THRESHOLD`), is out of domain (:mod:`.similarity`); entities by
-  declared pattern, enum, examples, name and type (:mod:`.entities`);
+- ``intent``: character n-gram similarity of the message to each intent's examples and
+  description (read from the request's ``data``: the prompt a language model gets
+  carries no examples); its confidence is the best intent's lead over the next one
+  (:meth:`.similarity.NgramIndex.best`); a message that shares no content word or
+  four-letter stem with any of them, or scores below the threshold (the skill's
+  ``intents.thresholds.reject``, else :data:`DEFAULT_THRESHOLD`), is out of domain
+  (:mod:`.similarity`); entities by declared pattern, enum, examples, name and type
+  (:mod:`.entities`);
 - ``planner``: follows the job's sub-goals and tool schemas (:mod:`.planner`);
-- ``gate``: the mechanical checks only (every required field filled, a non-empty
-  answer); it cannot judge goal coverage or tone, and says so in its reasons;
+- ``gate``: a non-empty reply passes (the engine has checked the output contract and
+  the claims of actions before asking); it cannot judge goal coverage or tone, and says
+  so in its reply;
 - ``polisher``: the persona applied by a template; the content is never changed.
 """
 
@@ -34,7 +38,11 @@ _WARM = ("friendly", "empathetic", "warm", "caring", "kind", "cheerful")
 
 
 def job_state(request: ChatRequest) -> dict[str, Any]:
-    """The engine's JOB STATE block of a request, or an empty dict."""
+    """What the engine gives a backend that reads structure (``ChatRequest.data``), else
+    the JSON of a ``JOB STATE`` block in a system message (older engines wrote one), else
+    an empty dict."""
+    if request.data:
+        return dict(request.data)
     for message in request.messages:
         if message.role == "system" and JOB_STATE_MARKER in message.content:
             raw = message.content.split(JOB_STATE_MARKER, 1)[1]
@@ -99,45 +107,30 @@ class OfflineModel:
                 for text in [*(i.get("examples") or []), i.get("description") or ""]
             ]
             index = self._indexes[key] = NgramIndex(docs)
-        related = index.related(message)
-        scores = {k: v for k, v in index.scores(message).items() if k in related}
-        best, score = max(scores.items(), key=lambda kv: kv[1], default=("", 0.0))
+        best, score, confidence = index.best(message)
         threshold = (state.get("thresholds") or {}).get("reject") or self.threshold
         if not best or score < threshold:
-            return {"intent": None, "entities": {}, "confidence": round(score, 3)}
+            return {"intent": None, "entities": {}, "confidence": round(confidence, 3)}
         specs = next(i.get("entities") or [] for i in intents if i["id"] == best)
         return {
             "intent": best,
             "entities": extract_entities(message, specs),
-            "confidence": round(score, 3),
+            "confidence": round(confidence, 3),
         }
 
     def _gate(self, prompt: str) -> dict[str, Any]:
-        required = [
-            line[2:].strip()
-            for line in _section(
-                prompt, "REQUIRED FIELDS IN RESPONSE:", "DRAFT RESPONSE:"
-            ).splitlines()
-            if line.startswith("- ")
-        ]
-        draft = _section(prompt, "DRAFT RESPONSE:", "\n\nFIELDS:")
-        try:
-            fields = json.loads(_section(prompt, "FIELDS:", "VALIDATE and return JSON"))
-        except ValueError:
-            fields = {}
-        reasons = [
-            {"code": "MISSING_REQUIRED_FIELD", "detail": f"missing field '{f}'"}
-            for f in required
-            if fields.get(f) in (None, "", [], {})
-        ]
+        """Pass a non-empty reply: the engine checks the output contract and the claims
+        of actions itself before asking; goal and tone cannot be judged here."""
+        draft = prompt.split("REPLY:", 1)[1].strip() if "REPLY:" in prompt else ""
+        reasons = []
         if not draft:
             reasons.append({"code": "OUTPUT_INCOMPLETE", "detail": "the answer is empty"})
         return {
             "passed": not reasons,
             "score": 1.0 if not reasons else 0.0,
             "reasons": reasons,
-            "missing_fields": [r["detail"].split("'")[1] for r in reasons if "'" in r["detail"]],
-            "suggested_action": "TOOL_CALL" if reasons else "REWRITE",
+            "missing_fields": [],
+            "suggested_action": "REWRITE",
             "note": "offline gate: mechanical checks only (goal and tone not judged)",
         }
 

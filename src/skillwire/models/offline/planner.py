@@ -1,11 +1,13 @@
 """The offline planner: follows the job's sub-goals and the tools' schemas.
 
-It reads the engine's ``JOB STATE`` block, picks the next tool (the intent's own
-tools, else the steps of the intent's workflow, else the tool whose description best
-matches the request), fills its arguments from inputs, entities and earlier results by
-name (else from the user's message, as entities are found), and leaves a missing
-argument missing so that the gate asks the user for it.
-When every step has run it calls ``final_answer`` with the output contract's fields
+It reads the job's state as the engine gives it in structure (``ChatRequest.data``: the
+prompt a language model reads holds no copy of the tool results), picks the next tool
+(the intent's own tools, else the steps of the intent's workflow, else the tool whose
+description best matches the request), fills its arguments from inputs, entities and
+earlier results by name (else from the user's message, as entities are found), and
+leaves a missing argument missing so that the gate asks the user for it.
+When every step has run it answers (a ``final_answer`` call, which the engine reads
+as the answer) with the output contract's fields
 taken from tool results. A denied, blocked or failed call ends the plan with an answer
 that says so.
 """

@@ -99,3 +99,18 @@ class NgramIndex:
         more with ``text`` (see the module's docstring)."""
         telling = {g for g in ngrams(text) if _telling(g)}
         return {label for label, grams in self.evidence.items() if telling & grams}
+
+    def best(self, text: str) -> tuple[str, float, float]:
+        """The label ``text`` fits best among those it is :meth:`related` to, its score,
+        and a confidence: the score less the next label's (0 to 1; the score itself
+        when no other label is related). Two labels that fit about as well leave little
+        confidence, however high their scores. ``("", 0.0, 0.0)`` when none is related.
+        """
+        related = self.related(text)
+        scores = {label: s for label, s in self.scores(text).items() if label in related}
+        if not scores:
+            return "", 0.0, 0.0
+        ranked = sorted(scores.values(), reverse=True)
+        second = ranked[1] if len(ranked) > 1 else 0.0
+        label = max(scores, key=lambda k: scores[k])
+        return label, ranked[0], max(0.0, ranked[0] - second)
