@@ -52,9 +52,14 @@ class Wrapped:
         expected_version: int,
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
+        durable: bool = False,
     ) -> JobRecord:
         return await self.inner.save(
-            job, expected_version=expected_version, events=events, model_calls=model_calls
+            job,
+            expected_version=expected_version,
+            events=events,
+            model_calls=model_calls,
+            durable=durable,
         )
 
     async def get(self, job_id: str) -> JobRecord | None:
