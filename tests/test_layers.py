@@ -43,6 +43,8 @@ ASSEMBLERS = frozenset(
         "cli_sim",
         "cli_output",
         "cli_values",
+        "cli_test",
+        "skilltests",
         "assembly",
         "__main__",
     }

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from skillwire.cli_sim import sim_app
+from skillwire.cli_test import test_command
 
 if TYPE_CHECKING:
     from skillwire.config import SkillwireConfig
@@ -555,3 +556,4 @@ def keys_new(
 
 
 app.add_typer(sim_app, name="sim")
+app.command("test")(test_command)

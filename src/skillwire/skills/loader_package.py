@@ -210,14 +210,14 @@ def load_package(folder: Path, display: str | None = None) -> tuple[Skill | None
         access=parts.get("guardrails", (None, None))[1],
         credentials=parts.get("credentials", (None, None))[1],
         prerequisites=parts.get("prerequisites", (None, None))[1],
-        tests=parts.get("tests", (None, None))[1],
+        tests_file=parts.get("tests", (None, None))[1],
     )
 
     others = {
         "access": "guardrails",
         "credentials": "credentials",
         "prerequisites": "prerequisites",
-        "tests": "tests",
+        "tests_file": "tests",
     }
 
     def document_of(path: FieldPath) -> tuple[Document, FieldPath]:

@@ -31,6 +31,7 @@ from skillwire.skills.model_package import (
     TestsFile,
 )
 from skillwire.skills.model_policy import Policy
+from skillwire.skills.model_tests import DryRunTest
 from skillwire.skills.model_tools import Tool
 from skillwire.skills.simulation import assign_simulations
 
@@ -185,6 +186,8 @@ class DomainFile(SkillPart):
     """Values asked for before the first tool call (spec 001 hints)."""
     allowed_state_changes: list[str] | None = None
     """State changes tools may declare in ``effects``; none means no limit is declared."""
+    tests: list[DryRunTest] = Field(default_factory=list)
+    """Dry runs of the skill that ``skillwire test`` runs (docs/lifecycle.md)."""
     phase: str | None = None
     """Authoring phase (informational)."""
     created_at: str | None = None
@@ -306,8 +309,8 @@ class Skill(DomainFile):
     """``credentials.json``."""
     prerequisites: PrerequisitesFile | None = None
     """``prerequisites.json``."""
-    tests: TestsFile | None = None
-    """``tests.json``."""
+    tests_file: TestsFile | None = None
+    """``tests.json`` (the ``tests`` field is the skill's own dry runs)."""
 
     _locator: Callable[[FieldPath], SourceLocation] | None = PrivateAttr(default=None)
     _conditions: dict[FieldPath, Condition] = PrivateAttr(default_factory=dict)
