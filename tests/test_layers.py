@@ -44,6 +44,8 @@ ASSEMBLERS = frozenset(
         "cli_output",
         "cli_values",
         "cli_test",
+        "cli_doctor",
+        "doctor",
         "skilltests",
         "assembly",
         "__main__",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from skillwire.cli_doctor import doctor_command
 from skillwire.cli_sim import sim_app
 from skillwire.cli_test import test_command
 
@@ -557,3 +558,4 @@ def keys_new(
 
 app.add_typer(sim_app, name="sim")
 app.command("test")(test_command)
+app.command("doctor")(doctor_command)
