@@ -45,6 +45,7 @@ ASSEMBLERS = frozenset(
         "cli_values",
         "cli_test",
         "cli_doctor",
+        "cli_signing",
         "doctor",
         "skilltests",
         "assembly",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from skillwire.cli_doctor import doctor_command
+from skillwire.cli_signing import sign_command, signing_app, verify_command
 from skillwire.cli_sim import sim_app
 from skillwire.cli_test import test_command
 
@@ -63,7 +64,7 @@ def check(
     from skillwire.cli_check import add_rule_findings, explain_skills, render_report
     from skillwire.cli_jobs import guard
     from skillwire.cli_sim import check_experiments, split_experiments
-    from skillwire.config import load_config
+    from skillwire.config import load_config, trust_policy
     from skillwire.skills import load_paths
 
     experiments, paths = split_experiments(paths)  # simulation experiments: docs/sim.md
@@ -73,7 +74,7 @@ def check(
     if experiments and not paths:
         raise typer.Exit(1 if sim_failed else 0)
     config = guard(load_config)
-    result = load_paths(paths)
+    result = guard(lambda: load_paths(paths, trust=trust_policy(config)))
     _check_python_tools(result, config.tools.python_modules)
     add_rule_findings(result)
     report = result.report
@@ -169,13 +170,13 @@ def run(
     """Start a job on SKILL and run it until it pauses or ends."""
     from skillwire.cli_jobs import exit_for, guard, print_job, with_runtime
     from skillwire.cli_values import context_schemas, split_pairs, typed_values
-    from skillwire.config import load_config
+    from skillwire.config import load_config, trust_policy
     from skillwire.skills import load_skill
 
     def body() -> None:
         pairs = split_pairs(context or [], "--context")
         config = load_config()
-        loaded = load_skill(skill)
+        loaded = load_skill(skill, trust=trust_policy(config))
         ctx = typed_values(pairs, context_schemas(loaded), "--context")
         job = with_runtime(
             _db(db, config),
@@ -559,3 +560,6 @@ def keys_new(
 app.add_typer(sim_app, name="sim")
 app.command("test")(test_command)
 app.command("doctor")(doctor_command)
+app.add_typer(signing_app, name="signing-key")
+app.command("sign")(sign_command)
+app.command("verify")(verify_command)

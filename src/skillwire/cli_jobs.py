@@ -81,7 +81,7 @@ def with_runtime(
     ``config`` says (read now unless given), run ``work``, close. Notes about the model
     choice go to standard error."""
     from skillwire.assembly import choose_models, make_runtime
-    from skillwire.config import load_config
+    from skillwire.config import load_config, trust_policy
     from skillwire.store import SQLiteJobStore
 
     config = config or load_config()
@@ -101,7 +101,7 @@ def with_runtime(
                 if chosen_skill is None and source and Path(source).exists():
                     from skillwire.skills import load_skill
 
-                    chosen_skill = load_skill(source)
+                    chosen_skill = load_skill(source, trust=trust_policy(config))
         choice = choose_models(model_spec, skill=chosen_skill, config=config, calls_made=calls)
         for note in choice.notes:
             plain_console(stderr=True, soft_wrap=True).print(styled(("note:", "yellow"), " ", note))

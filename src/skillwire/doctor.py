@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Literal
 
 from skillwire.assembly import make_executors
-from skillwire.config import SkillwireConfig, load_config
+from skillwire.config import SkillwireConfig, load_config, trust_policy
 from skillwire.core.errors import UsageError
 from skillwire.skills import load_paths
 from skillwire.skills.model import Skill
@@ -92,7 +92,7 @@ def diagnose(
     config = config or load_config()
     env = dict(os.environ if environ is None else environ)
     executors = make_executors(config)
-    loaded = load_paths(paths)
+    loaded = load_paths(paths, trust=trust_policy(config))
     report = DoctorReport()
     for rep in loaded.report.skills:
         if not rep.loaded:

@@ -30,7 +30,7 @@ from typing import Literal
 from xml.etree import ElementTree
 
 from skillwire.assembly import ModelChoice, choose_models, make_executors
-from skillwire.config import SkillwireConfig, load_config
+from skillwire.config import SkillwireConfig, load_config, trust_policy
 from skillwire.core.errors import ScriptError, SkillwireError, UsageError
 from skillwire.engine import Runtime, run_dry_run
 from skillwire.skills import load_paths
@@ -112,7 +112,7 @@ def run_suite(
     if timeout <= 0:
         raise UsageError("the timeout must be more than 0 seconds")
     config = config or load_config()
-    loaded = load_paths(paths)
+    loaded = load_paths(paths, trust=trust_policy(config))
     report = SuiteReport(load=loaded.report)
     for rep in loaded.report.skills:
         if not rep.loaded:

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import skillwire
 from skillwire.assembly import make_executors
-from skillwire.config import SkillwireConfig
+from skillwire.config import SkillwireConfig, trust_policy
 from skillwire.server.auth import KeyRing
 from skillwire.server.context import ServerContext
 from skillwire.server.errors import install_error_handlers
@@ -111,7 +111,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
     settings.db.parent.mkdir(parents=True, exist_ok=True)
     signals = JobSignals()
     store = SignallingStore(lambda: SQLiteJobStore(settings.db), signals)
-    book = SkillBook(settings.skill_paths)
+    book = SkillBook(settings.skill_paths, trust=trust_policy(settings.config))
     service = JobService(
         store,
         book,

@@ -165,7 +165,7 @@ class JobService:
         if source and Path(source).exists():
             from skillwire.skills import load_skill
 
-            return load_skill(source)
+            return load_skill(source, trust=self.book.trust)
         raise ConflictError(
             f"job {record.id}: its skill '{record.skill_id}' is not loaded here "
             "(add its path to the server's skills)"

@@ -16,6 +16,7 @@ from typing import Any
 
 from skillwire.core.errors import NotFoundError
 from skillwire.skills import LoadReport, Skill, load_paths
+from skillwire.skills.signing import TrustPolicy
 
 __all__ = ["ReloadOutcome", "SkillBook"]
 
@@ -50,8 +51,10 @@ class ReloadOutcome:
 class SkillBook:
     """The loaded skills by id, and the outcome of the last load."""
 
-    def __init__(self, paths: Sequence[Path | str]) -> None:
+    def __init__(self, paths: Sequence[Path | str], *, trust: TrustPolicy | None = None) -> None:
         self.paths = [Path(p) for p in paths]
+        self.trust = trust
+        """The operator's trust policy: a skill it refuses is reported, never offered."""
         self._skills: dict[str, Skill] = {}
         self._retired: dict[str, Skill] = {}
         self._lock = asyncio.Lock()
@@ -79,7 +82,7 @@ class SkillBook:
             return self.last
 
     def _load(self) -> ReloadOutcome:
-        result = load_paths(self.paths)
+        result = load_paths(self.paths, trust=self.trust)
         outcome = ReloadOutcome(report=result.report, loaded=sorted(result.skills))
         fresh = dict(result.skills)
         failed_sources = {r.source for r in result.report.skills if not r.loaded}
