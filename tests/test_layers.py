@@ -46,6 +46,8 @@ ASSEMBLERS = frozenset(
         "cli_test",
         "cli_doctor",
         "cli_signing",
+        "cli_skills",
+        "versioning",
         "doctor",
         "skilltests",
         "assembly",

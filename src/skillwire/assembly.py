@@ -11,7 +11,7 @@ from pathlib import Path
 from skillwire.config import SkillwireConfig, load_config
 from skillwire.core.chat import ChatModel
 from skillwire.core.errors import ModelConfigError, UsageError
-from skillwire.engine import Runtime
+from skillwire.engine import Runtime, SkillResolver
 from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
 from skillwire.tools import Executors
@@ -118,13 +118,20 @@ def choose_models(
     return ModelChoice(models[name], models[gate_name], notes)
 
 
-def make_runtime(db: Path, choice: ModelChoice, config: SkillwireConfig | None = None) -> Runtime:
+def make_runtime(
+    db: Path,
+    choice: ModelChoice,
+    config: SkillwireConfig | None = None,
+    *,
+    skills: SkillResolver | None = None,
+) -> Runtime:
     """A runtime on the SQLite store at ``db`` (created if needed), its tools run as
-    ``config`` says."""
+    ``config`` says; ``skills`` finds a stored job's skill (default: its source)."""
     db.parent.mkdir(parents=True, exist_ok=True)
     return Runtime(
         SQLiteJobStore(db),
         choice.model,
         gate_model=choice.gate_model,
         executors=make_executors(config),
+        skills=skills,
     )

@@ -12,6 +12,7 @@ import typer
 from skillwire.cli_doctor import doctor_command
 from skillwire.cli_signing import sign_command, signing_app, verify_command
 from skillwire.cli_sim import sim_app
+from skillwire.cli_skills import skills_app
 from skillwire.cli_test import test_command
 
 if TYPE_CHECKING:
@@ -169,6 +170,7 @@ def run(
 ) -> None:
     """Start a job on SKILL and run it until it pauses or ends."""
     from skillwire.cli_jobs import exit_for, guard, print_job, with_runtime
+    from skillwire.cli_skills import start_on_version
     from skillwire.cli_values import context_schemas, split_pairs, typed_values
     from skillwire.config import load_config, trust_policy
     from skillwire.skills import load_skill
@@ -182,7 +184,7 @@ def run(
             _db(db, config),
             model,
             None,
-            lambda rt: rt.start(loaded, message, context=ctx),
+            lambda rt: start_on_version(rt, loaded, message, ctx),
             skill=loaded,
             config=config,
         )
@@ -563,3 +565,4 @@ app.command("doctor")(doctor_command)
 app.add_typer(signing_app, name="signing-key")
 app.command("sign")(sign_command)
 app.command("verify")(verify_command)
+app.add_typer(skills_app, name="skills")

@@ -144,6 +144,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await book.keep_versions(store)  # every version a job may start on is kept
         if settings.recover_on_start:
             task = asyncio.get_running_loop().create_task(service.recover_all())
             ctx.background.add(task)

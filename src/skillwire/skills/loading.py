@@ -28,6 +28,7 @@ from skillwire.skills.model import Skill
 from skillwire.skills.report import LoadReport, SkillReport
 from skillwire.skills.signing import SIGNATURE_FILE, TrustPolicy, verify_folder
 from skillwire.skills.source import read_skill_bytes
+from skillwire.skills.versions import capture
 
 __all__ = ["LoadResult", "discover", "load_paths", "load_skill"]
 
@@ -222,6 +223,7 @@ def _load_paths(paths: Iterable[Path | str], trust: TrustPolicy | None = None) -
                 rep.loaded = False
                 continue
         if skill is not None:
+            capture(skill, kind, path)
             _admit(skill, rep, result, owners)
     if not found:
         rep = SkillReport(source=", ".join(str(p) for p in paths), format="?")

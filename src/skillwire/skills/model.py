@@ -316,6 +316,8 @@ class Skill(DomainFile):
     _conditions: dict[FieldPath, Condition] = PrivateAttr(default_factory=dict)
     _origin: str = PrivateAttr(default="")
     _root: Path | None = PrivateAttr(default=None)
+    _version: str = PrivateAttr(default="")
+    _files: dict[str, bytes] | None = PrivateAttr(default=None)
 
     def model_post_init(self, context: Any, /) -> None:
         """Each tool learns how it runs simulated (:mod:`.simulation`)."""
@@ -332,6 +334,18 @@ class Skill(DomainFile):
     def root(self) -> Path | None:
         """The folder of the skill's files (where ``python`` executors find modules)."""
         return cast("Path | None", self._private()["_root"])
+
+    @property
+    def version_hash(self) -> str:
+        """The content hash of the files it was loaded from (``skills.versions``); empty
+        for a skill built in code."""
+        return cast(str, self._private()["_version"])
+
+    def version_files(self) -> dict[str, bytes] | None:
+        """The files of this version, by path relative to the skill's folder (None when
+        not kept: built in code, or too large)."""
+        files = self._private()["_files"]
+        return None if files is None else dict(files)
 
     def _private(self) -> dict[str, Any]:
         private = self.__pydantic_private__
