@@ -501,6 +501,14 @@ def serve(
     config: Annotated[
         Path | None, typer.Option("--config", help="skillwire.toml (default ./skillwire.toml).")
     ] = None,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch",
+            help="Reload skills when their files change; a broken change keeps the last "
+            "good version.",
+        ),
+    ] = False,
 ) -> None:
     """Serve the HTTP API (/api, OpenAPI at /api/openapi.json) and the web page (/)."""
     from skillwire.core.errors import SkillError, UsageError
@@ -518,7 +526,15 @@ def serve(
         )
         raise typer.Exit(2) from None
     try:
-        run_server(list(paths or []), host=host, port=port, db=db, dev=dev, config_path=config)
+        run_server(
+            list(paths or []),
+            host=host,
+            port=port,
+            db=db,
+            dev=dev,
+            config_path=config,
+            watch=watch,
+        )
     except (UsageError, SkillError) as exc:  # printed as is: messages hold [[server.keys]]
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -85,6 +85,10 @@ class ServerSettings:
     keepalive_seconds: float = 15.0
     """A live stream with nothing to send for this long sends a ``: ping`` comment (so
     proxies keep it open, and a client that went away is found)."""
+    watch: bool = False
+    """``--watch``: reload the skills when their files change (:mod:`.watch`)."""
+    watch_debounce_ms: int = 300
+    """How long a burst of writes is gathered into one reload."""
 
 
 def _default_models(config: SkillwireConfig) -> ModelFactory:
@@ -145,6 +149,26 @@ def create_app(settings: ServerSettings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await book.keep_versions(store)  # every version a job may start on is kept
+        stop_watch = asyncio.Event()
+        watcher: asyncio.Task[None] | None = None
+        if settings.watch:
+            from skillwire.server.watch import watch_skills
+
+            ready = asyncio.Event()
+            watcher = asyncio.get_running_loop().create_task(
+                watch_skills(
+                    service,
+                    settings.skill_paths,
+                    stop_watch,
+                    debounce_ms=settings.watch_debounce_ms,
+                    ready=ready,
+                )
+            )
+            started = asyncio.ensure_future(ready.wait())
+            await asyncio.wait({watcher, started}, return_when=asyncio.FIRST_COMPLETED)
+            started.cancel()
+            if watcher.done():
+                watcher.result()  # the watch could not start: say why, do not serve stale
         if settings.recover_on_start:
             task = asyncio.get_running_loop().create_task(service.recover_all())
             ctx.background.add(task)
@@ -152,6 +176,9 @@ def create_app(settings: ServerSettings) -> FastAPI:
         try:
             yield
         finally:
+            stop_watch.set()
+            if watcher is not None:
+                await watcher
             ctx.closing = True
             still = await service.drain(timeout=5.0)
             if still:

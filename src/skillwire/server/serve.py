@@ -56,6 +56,7 @@ def serve(
     dev: bool,
     config_path: Path | None,
     log_level: str = "info",
+    watch: bool = False,
 ) -> None:
     """Run the server until interrupted."""
     try:
@@ -67,6 +68,11 @@ def serve(
     from skillwire.server.app import ServerSettings, create_app
     from skillwire.server.auth import new_key
 
+    if watch:
+        try:
+            import watchfiles  # noqa: F401
+        except ImportError:
+            raise UsageError("--watch needs watchfiles: pip install 'skillwire[server]'") from None
     config = load_config(config_path)
     skill_paths = paths or default_skill_paths(config)
     dev_key = new_key() if dev else None
@@ -76,7 +82,11 @@ def serve(
             "(skillwire keys new NAME --role user prints one), or run with --dev"
         )
     settings = ServerSettings(
-        skill_paths=skill_paths, db=db or default_db(config), config=config, dev_key=dev_key
+        skill_paths=skill_paths,
+        db=db or default_db(config),
+        config=config,
+        dev_key=dev_key,
+        watch=watch,
     )
     app = create_app(settings)
     report = app.state.skillwire.service.book.last

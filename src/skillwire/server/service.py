@@ -46,7 +46,7 @@ from skillwire.core.store import JobStore
 from skillwire.engine import JobView, Runtime
 from skillwire.server.auth import Principal
 from skillwire.server.signals import JobSignals, creation_watch
-from skillwire.server.skillbook import SkillBook
+from skillwire.server.skillbook import SkillBook, failures
 from skillwire.skills import Skill
 from skillwire.tools import Executors
 
@@ -405,6 +405,8 @@ class JobService:
             len(outcome.kept),
             len(outcome.removed),
         )
+        for line in failures(outcome):
+            log.error("%s", line)
         return outcome
 
     # -- background work ---------------------------------------------------------------

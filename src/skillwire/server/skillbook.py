@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,7 +31,7 @@ from skillwire.skills.versions import load_version, version_of
 
 log = logging.getLogger("skillwire.server")
 
-__all__ = ["ReloadOutcome", "SkillBook"]
+__all__ = ["ReloadOutcome", "SkillBook", "failures"]
 
 
 @dataclass
@@ -45,6 +46,8 @@ class ReloadOutcome:
     """Skills whose new version failed: the previous good version is still offered."""
     removed: list[str] = field(default_factory=list)
     """Skills no longer found (their jobs can still be resumed)."""
+    kept_from: dict[str, str] = field(default_factory=dict)
+    """The source of each kept skill (a broken file may not even say its id)."""
     at: str = ""
     """When the load finished (UTC, ISO 8601)."""
 
@@ -73,6 +76,9 @@ class SkillBook:
         self._pins: dict[str, str] = {}
         self._version_dir: Path | None = None
         self._lock = asyncio.Lock()
+        self._loads = threading.Condition()
+        self.generation = 0
+        """How many loads have finished (the first at construction counts 1)."""
         self.last = self._load()
 
     def skills(self) -> list[Skill]:
@@ -162,6 +168,7 @@ class SkillBook:
             if skill_id in failed_ids or old.origin in failed_sources:
                 fresh[skill_id] = old
                 outcome.kept.append(skill_id)
+                outcome.kept_from[old.origin] = skill_id
             else:
                 self._retired[skill_id] = old
                 outcome.removed.append(skill_id)
@@ -172,7 +179,18 @@ class SkillBook:
                 self._versions.setdefault((skill.id, skill.version_hash), skill)
         self._skills = fresh
         outcome.at = datetime.now(UTC).isoformat(timespec="seconds")
+        with self._loads:
+            self.last = outcome
+            self.generation += 1
+            self._loads.notify_all()
         return outcome
+
+    def wait_for_load(self, after: int, timeout: float) -> bool:
+        """Block (a thread, not the event loop) until a load past ``after`` finished;
+        False when ``timeout`` seconds passed first. For tests and tools that change
+        files and wait for a watching server to take them in."""
+        with self._loads:
+            return self._loads.wait_for(lambda: self.generation > after, timeout)
 
 
 def _version_store(store: JobStore) -> SkillVersionStore | None:
@@ -181,3 +199,16 @@ def _version_store(store: JobStore) -> SkillVersionStore | None:
         if isinstance(candidate, SkillVersionStore):
             return candidate
     return None
+
+
+def failures(outcome: ReloadOutcome) -> list[str]:
+    """One line per error of each skill the load could not take: which skill (kept at
+    its last good version, or not offered), and the file, line and column."""
+    lines = []
+    for rep in outcome.report.skills:
+        if rep.loaded:
+            continue
+        who = rep.skill_id or outcome.kept_from.get(rep.source) or rep.source
+        state = "kept at its last good version" if who in outcome.kept else "not offered"
+        lines += [f"skill {who} ({state}): {issue}" for issue in rep.errors]
+    return lines
