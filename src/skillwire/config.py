@@ -17,6 +17,7 @@
     [server]                   # ``skillwire serve`` (docs/server.md)
     skills = ["skills"]        # skill paths when none are given on the command line
     sync_wait = 10.0           # seconds a request waits for a job before answering 202
+    enable = ["my-skill"]      # packages offered although enabledByDefault is false
 
     [trust]                    # signed skills (docs/lifecycle.md)
     keys = ["keys/team.pub"]   # trusted public keys (``skillwire signing-key new``)
@@ -145,6 +146,9 @@ class ServerConfig(BaseModel):
     a job still running then is answered with 202 and goes on in the background."""
     max_body_bytes: int = Field(default=1_048_576, ge=1024, le=1_073_741_824)
     """The largest request body accepted, in bytes; a larger one is refused with 413."""
+    enable: list[str] = Field(default_factory=list)
+    """Skills (by id) offered for new jobs although their package says
+    ``status.enabledByDefault: false``."""
     trust_proxy: bool = False
     """Believe ``X-Forwarded-Proto`` from a reverse proxy in front (the login cookie is
     then ``Secure`` when the proxy was reached over HTTPS). Only when every request

@@ -115,7 +115,11 @@ def create_app(settings: ServerSettings) -> FastAPI:
     settings.db.parent.mkdir(parents=True, exist_ok=True)
     signals = JobSignals()
     store = SignallingStore(lambda: SQLiteJobStore(settings.db), signals)
-    book = SkillBook(settings.skill_paths, trust=trust_policy(settings.config))
+    book = SkillBook(
+        settings.skill_paths,
+        trust=trust_policy(settings.config),
+        enable=settings.config.server.enable,
+    )
     service = JobService(
         store,
         book,

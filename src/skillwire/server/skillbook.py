@@ -66,9 +66,17 @@ class ReloadOutcome:
 class SkillBook:
     """The loaded skills by id, and the outcome of the last load."""
 
-    def __init__(self, paths: Sequence[Path | str], *, trust: TrustPolicy | None = None) -> None:
+    def __init__(
+        self,
+        paths: Sequence[Path | str],
+        *,
+        trust: TrustPolicy | None = None,
+        enable: Sequence[str] = (),
+    ) -> None:
         self.paths = [Path(p) for p in paths]
         self.trust = trust
+        self.enable = frozenset(enable)
+        """Skills offered although their package is disabled by default."""
         """The operator's trust policy: a skill it refuses is reported, never offered."""
         self._skills: dict[str, Skill] = {}
         self._retired: dict[str, Skill] = {}
@@ -82,15 +90,32 @@ class SkillBook:
         self.last = self._load()
 
     def skills(self) -> list[Skill]:
-        """The skills offered for new jobs, by id (a pinned skill in its pinned version)."""
-        return [self.get(k) for k in sorted(self._skills)]
+        """The skills offered for new jobs, by id (a pinned skill in its pinned version);
+        not those disabled by default and not enabled."""
+        return [self.get(k) for k in sorted(self._skills) if self.offered(self._skills[k])]
+
+    def offered(self, skill: Skill) -> bool:
+        """Whether new jobs may start on ``skill``: not a package that says
+        ``enabledByDefault: false``, unless ``[server] enable`` lists it."""
+        status = skill.package.status if skill.package is not None else None
+        disabled = (
+            status is not None
+            and "enabledByDefault" in status.model_fields_set
+            and not status.enabledByDefault
+        )
+        return not disabled or skill.id in self.enable
 
     def get(self, skill_id: str) -> Skill:
         """The skill offered as ``skill_id`` (its pinned version, if pinned and known);
-        NotFoundError otherwise."""
+        NotFoundError otherwise (also for a skill disabled by default)."""
         skill = self._skills.get(skill_id)
         if skill is None:
             raise NotFoundError(f"no skill '{skill_id}'")
+        if not self.offered(skill):
+            raise NotFoundError(
+                f"skill '{skill_id}' is disabled by default (status.enabledByDefault: false); "
+                "an operator enables it with [server] enable in skillwire.toml"
+            )
         pinned = self._pins.get(skill_id)
         if pinned is not None:
             return self._versions.get((skill_id, pinned), skill)
