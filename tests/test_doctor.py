@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from skillwire.assembly import make_executors
 from skillwire.cli_app import app
 from skillwire.core.errors import UsageError
 from skillwire.doctor import Check, DoctorReport, command_argv, diagnose
@@ -139,11 +140,16 @@ def test_a_tool_whose_program_is_absent_is_missing(refund_pkg: Path) -> None:
 def test_required_adapters_are_checked(refund_pkg: Path) -> None:
     path = refund_pkg / "skill.json"
     data = json.loads(path.read_text())
-    data["runtime"]["requiredAdapters"] = ["simulate", "teleport"]
+    data["runtime"]["requiredAdapters"] = ["simulate", "mcp"]
     path.write_text(json.dumps(data))
     found = checks(diagnose([refund_pkg], environ={}), "adapter")
     assert found["simulate"].state == "ok"
-    assert found["teleport"].state == "missing"
+    here = "mcp" in make_executors().by_type  # this installation's executors decide
+    assert found["mcp"].state == ("ok" if here else "missing")
+    data["runtime"]["requiredAdapters"] = ["teleport"]  # no executor type at all
+    path.write_text(json.dumps(data))
+    report = diagnose([refund_pkg], environ={})
+    assert report.failed and checks(report, "load")["skill loads"].state == "missing"
 
 
 def test_cli_exit_codes(refund_pkg: Path) -> None:
