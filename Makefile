@@ -27,6 +27,7 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/pytest
+	$(BIN)/skillwire test examples/
 
 test: lint typecheck unit
 

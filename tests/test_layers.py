@@ -49,11 +49,22 @@ ASSEMBLERS = frozenset(
         "cli_db",
         "cli_worker",
         "jobqueue",
+        "cli_test",
+        "cli_doctor",
+        "cli_signing",
+        "cli_skills",
+        "versioning",
+        "doctor",
+        "skilltests",
         "assembly",
         "__main__",
     }
 )
 """What puts the program together: no package imports these."""
+
+ROOT_CONSTANTS = frozenset({"skillwire.__version__"})
+"""What the root package itself holds (it imports nothing): any layer may read it (the
+package loader checks ``runtime.minAgentVersion`` against the version)."""
 
 OPEN_TO_ASSEMBLY = frozenset({"config"})
 """Top-level modules only the assembling code may import (``config`` is read by
@@ -139,7 +150,7 @@ def test_imports_follow_the_layers(path: Path) -> None:
     wrong: list[str] = []
     for imp in imports_of(path):
         target = _top(imp.module)
-        if not target or target == me:
+        if not target or target == me or imp.module in ROOT_CONSTANTS:
             continue
         if target in ASSEMBLERS or target in OPEN_TO_ASSEMBLY:
             if me not in ASSEMBLERS:

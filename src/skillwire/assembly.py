@@ -13,7 +13,7 @@ from skillwire.config import SkillwireConfig, load_config
 from skillwire.core.chat import ChatModel
 from skillwire.core.errors import CredentialError, ModelConfigError, UsageError
 from skillwire.core.store import JobStore
-from skillwire.engine import Runtime
+from skillwire.engine import Runtime, SkillResolver
 from skillwire.skills import BasePolicy, LoadResult, load_base_policy
 from skillwire.skills.model import Skill
 from skillwire.store import SQLiteJobStore
@@ -301,10 +301,14 @@ def choose_models(
 
 
 def make_runtime(
-    db: Database, choice: ModelChoice, config: SkillwireConfig | None = None
+    db: Database,
+    choice: ModelChoice,
+    config: SkillwireConfig | None = None,
+    *,
+    skills: SkillResolver | None = None,
 ) -> Runtime:
     """A runtime on the store of ``db`` (:func:`open_store`), its tools run as
-    ``config`` says."""
+    ``config`` says; ``skills`` finds a stored job's skill (default: its source)."""
     from skillwire.models.offline import OfflineModel  # its classifier: intents.thresholds
 
     base = base_policy(config)
@@ -316,4 +320,5 @@ def make_runtime(
         gate_model=choice.gate_model,
         executors=make_executors(config, base),
         base_policy=base,
+        skills=skills,
     )

@@ -9,8 +9,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from skillwire.cli_doctor import doctor_command
 from skillwire.cli_new import edit_command, new_command
+from skillwire.cli_signing import sign_command, signing_app, verify_command
 from skillwire.cli_sim import sim_app
+from skillwire.cli_skills import skills_app
+from skillwire.cli_test import test_command
 
 if TYPE_CHECKING:
     from skillwire.assembly import Database
@@ -63,7 +67,7 @@ def check(
     from skillwire.cli_check import add_rule_findings, explain_skills, render_report
     from skillwire.cli_jobs import guard
     from skillwire.cli_sim import check_experiments, split_experiments
-    from skillwire.config import load_config
+    from skillwire.config import load_config, trust_policy
     from skillwire.skills import load_paths
 
     experiments, paths = split_experiments(paths)  # simulation experiments: docs/sim.md
@@ -75,7 +79,7 @@ def check(
     config = guard(load_config)
     from skillwire.assembly import add_tool_findings, base_policy
 
-    result = load_paths(paths, base=guard(lambda: base_policy(config)))
+    result = guard(lambda: load_paths(paths, base=base_policy(config), trust=trust_policy(config)))
     _check_python_tools(result, config.tools.python_modules)
 
     guard(lambda: add_tool_findings(result, config))
@@ -176,14 +180,15 @@ def run(
     """Start a job on SKILL and run it until it pauses or ends (``--queue``: a worker
     runs it; see ``skillwire worker``)."""
     from skillwire.cli_jobs import exit_for, guard, print_job, with_runtime
+    from skillwire.cli_skills import start_on_version
     from skillwire.cli_values import context_schemas, split_pairs, typed_values
-    from skillwire.config import load_config
+    from skillwire.config import load_config, trust_policy
     from skillwire.skills import load_skill
 
     def body() -> None:
         pairs = split_pairs(context or [], "--context")
         config = load_config()
-        loaded = load_skill(skill)
+        loaded = load_skill(skill, trust=trust_policy(config))
         ctx = typed_values(pairs, context_schemas(loaded), "--context")
         if queue:
             from skillwire.cli_worker import enqueue_run
@@ -195,7 +200,7 @@ def run(
             _db(db, config),
             model,
             None,
-            lambda rt: rt.start(loaded, message, context=ctx),
+            lambda rt: start_on_version(rt, loaded, message, ctx),
             skill=loaded,
             config=config,
         )
@@ -563,6 +568,14 @@ def serve(
         bool,
         typer.Option("--queue", help="Queue starts and resumes for workers (PostgreSQL)."),
     ] = False,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch",
+            help="Reload skills when their files change; a broken change keeps the last "
+            "good version.",
+        ),
+    ] = False,
 ) -> None:
     """Serve the HTTP API (/api, OpenAPI at /api/openapi.json) and the web page (/)."""
     from skillwire.core.errors import SkillError, UsageError
@@ -581,9 +594,15 @@ def serve(
         raise typer.Exit(2) from None
     try:
         run_server(
-            list(paths or []), host=host, port=port, db=db, dev=dev, config_path=config,
+            list(paths or []),
+            host=host,
+            port=port,
+            db=db,
+            dev=dev,
+            config_path=config,
             queue=queue,
-        )  # fmt: skip
+            watch=watch,
+        )
     except (UsageError, SkillError) as exc:  # printed as is: messages hold [[server.keys]]
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -632,3 +651,9 @@ app.add_typer(db_app, name="db")
 app.command()(worker)
 app.command("new")(new_command)
 app.command("edit")(edit_command)
+app.command("test")(test_command)
+app.command("doctor")(doctor_command)
+app.add_typer(signing_app, name="signing-key")
+app.command("sign")(sign_command)
+app.command("verify")(verify_command)
+app.add_typer(skills_app, name="skills")

@@ -94,32 +94,39 @@ def with_runtime(
         open_store,
         refuse_without_credentials,
     )
-    from skillwire.config import load_config
+    from skillwire.config import load_config, trust_policy
 
     config = config or load_config()
 
     async def main() -> T:
+        from skillwire.versioning import skill_for_job
+
         calls = 0
         chosen_skill = skill
+        resumed: Skill | None = None
         if job_id is not None and db_exists(db):
             probe = open_store(db)
             try:
                 record = await probe.get(job_id)
+                if record is not None:
+                    calls = int(record.state.get("model_calls", 0))
+                    source = str(record.state.get("skill_source") or "")
+                    if chosen_skill is None and source and Path(source).exists():
+                        from skillwire.skills import load_skill
+
+                        chosen_skill = load_skill(source, trust=trust_policy(config))
+                    # the version the job started on, even if its files changed since
+                    chosen_skill = resumed = await skill_for_job(probe, record, chosen_skill)
             finally:
                 await probe.close()
-            if record is not None:
-                calls = int(record.state.get("model_calls", 0))
-                source = str(record.state.get("skill_source") or "")
-                if chosen_skill is None and source and Path(source).exists():
-                    from skillwire.skills import load_skill
-
-                    chosen_skill = load_skill(source)
         if job_id is None and chosen_skill is not None:  # a job starts: its credentials
             refuse_without_credentials(chosen_skill, credentials(config))
         choice = choose_models(model_spec, skill=chosen_skill, config=config, calls_made=calls)
         for note in choice.notes:
             plain_console(stderr=True, soft_wrap=True).print(styled(("note:", "yellow"), " ", note))
-        runtime = make_runtime(db, choice, config)
+        runtime = make_runtime(
+            db, choice, config, skills=None if resumed is None else (lambda _record: resumed)
+        )
         try:
             return await work(runtime)
         finally:

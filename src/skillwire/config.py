@@ -28,6 +28,13 @@
     [server]                   # ``skillwire serve`` (docs/server.md)
     skills = ["skills"]        # skill paths when none are given on the command line
     sync_wait = 10.0           # seconds a request waits for a job before answering 202
+    enable = ["my-skill"]      # packages offered although enabledByDefault is false
+
+    [trust]                    # signed skills (docs/lifecycle.md)
+    keys = ["keys/team.pub"]   # trusted public keys (``skillwire signing-key new``)
+    [[trust.folders]]
+    path = "skills"            # every skill under it must be signed by a trusted key
+    require_signature = true
 
     [[server.keys]]            # one per API key; the key itself is never stored
     principal = "alice"
@@ -45,11 +52,14 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from skillwire.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from skillwire.skills.signing import TrustPolicy
 
 __all__ = [
     "CredentialsConfig",
@@ -60,7 +70,10 @@ __all__ = [
     "ServerKey",
     "SkillwireConfig",
     "ToolsConfig",
+    "TrustConfig",
+    "TrustFolder",
     "load_config",
+    "trust_policy",
 ]
 
 
@@ -193,6 +206,9 @@ class ServerConfig(BaseModel):
     a job still running then is answered with 202 and goes on in the background."""
     max_body_bytes: int = Field(default=1_048_576, ge=1024, le=1_073_741_824)
     """The largest request body accepted, in bytes; a larger one is refused with 413."""
+    enable: list[str] = Field(default_factory=list)
+    """Skills (by id) offered for new jobs although their package says
+    ``status.enabledByDefault: false``."""
     trust_proxy: bool = False
     """Believe ``X-Forwarded-Proto`` from a reverse proxy in front (the login cookie is
     then ``Secure`` when the proxy was reached over HTTPS). Only when every request
@@ -207,6 +223,28 @@ class ServerConfig(BaseModel):
                 raise ValueError(f"two keys have the same key_sha256 ({key.principal})")
             seen.add(key.key_sha256)
         return keys
+
+
+class TrustFolder(BaseModel):
+    """A folder of skills and whether its skills must be signed."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    path: str = Field(min_length=1)
+    """The folder (relative to this file's folder); its sub-folders too."""
+    require_signature: bool = False
+    """Load a skill under it only if it carries a signature by a trusted key."""
+
+
+class TrustConfig(BaseModel):
+    """Which signing keys are trusted, and where signatures are required."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    keys: list[str] = Field(default_factory=list)
+    """Files of trusted public keys (relative to this file's folder)."""
+    folders: list[TrustFolder] = Field(default_factory=list)
+    """Folders and their policy."""
 
 
 class SkillwireConfig(BaseModel):
@@ -224,6 +262,8 @@ class SkillwireConfig(BaseModel):
     """Where package credentials come from."""
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     """Named models."""
+    trust: TrustConfig = Field(default_factory=TrustConfig)
+    """Signed skills: trusted keys, folders that require a signature."""
     source: str = ""
     """Where the configuration was read from (empty: defaults)."""
 
@@ -274,3 +314,24 @@ def load_config(path: Path | None = None) -> SkillwireConfig:
                 f"model {name!r} is not configured (known: {', '.join(config.names())})"
             )
     return config
+
+
+def trust_policy(config: SkillwireConfig) -> TrustPolicy | None:
+    """The loader's trust policy from ``[trust]`` (None when no folder requires a
+    signature); key files are read now. Raises :class:`UsageError` for a key file that
+    cannot be read or holds no Ed25519 public key."""
+    from skillwire.skills.signing import TrustPolicy, trusted_keys
+
+    required = [f for f in config.trust.folders if f.require_signature]
+    if not required:
+        return None
+    base = Path(config.source).parent if config.source else Path.cwd()
+
+    def at(name: str) -> Path:
+        path = Path(name).expanduser()
+        return path if path.is_absolute() else base / path
+
+    return TrustPolicy(
+        keys=trusted_keys(at(k) for k in config.trust.keys),
+        required=[at(f.path).resolve() for f in required],
+    )

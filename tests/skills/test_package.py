@@ -25,7 +25,7 @@ def test_example_package_loads(refund_pkg: Path) -> None:
     ]
     assert skill.tool("process_refund") is skill.tool("refund-support-pkg.process_refund")
     assert skill.prompt.startswith("# Refund support")
-    assert skill.credentials is not None and skill.tests is not None
+    assert skill.credentials is not None and skill.tests_file is not None
     report = load_paths([refund_pkg]).report.skills[0]
     assert set(report.files) >= {
         f"{refund_pkg}/skill.json",

@@ -6,6 +6,7 @@ refused before it runs, at ``skillwire check`` time and again at run time."""
 from __future__ import annotations
 
 import asyncio
+import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -201,3 +202,19 @@ def test_the_static_check_reads_the_module_without_running_it(
     assert not (root / "ran").exists(), "the check ran the module"
     (root / "broken.py").write_text("def fine(:\n")
     assert (callable_problem("broken:fine", root) or "").startswith("broken.py does not parse")
+
+
+def test_a_changed_module_runs_its_new_code_and_an_unchanged_one_is_not_run_again(
+    tmp_path: Path,
+) -> None:
+    """``serve --watch`` reloads a skill whose module changed: the new code runs."""
+    folder = tmp_path / "skill"
+    folder.mkdir()
+    module = folder / "reloaded_tool.py"
+    module.write_text("RUNS = []\nRUNS.append(1)\ndef answer() -> int:\n    return 1\n")
+    first = resolve_callable("reloaded_tool:answer", folder)
+    assert first() == 1
+    assert resolve_callable("reloaded_tool:answer", folder) is first  # not run again
+    module.write_text("def answer() -> int:\n    return 2\n")
+    os.utime(module, ns=(1, 1))  # even with a clock that went back: another content
+    assert resolve_callable("reloaded_tool:answer", folder)() == 2

@@ -11,13 +11,21 @@ stored version is the one the caller read (optimistic concurrency).
 from __future__ import annotations
 
 import builtins
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from skillwire.core.errors import NotFoundError, UsageError
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
 
-__all__ = ["PREFIX_CANDIDATES", "JobStore", "after_prefix", "resolve_job_id"]
+__all__ = [
+    "PREFIX_CANDIDATES",
+    "JobStore",
+    "SkillVersion",
+    "SkillVersionStore",
+    "after_prefix",
+    "resolve_job_id",
+]
 
 PREFIX_CANDIDATES = 10
 """How many jobs an ambiguous job id prefix lists (:func:`resolve_job_id`)."""
@@ -83,6 +91,46 @@ class JobStore(Protocol):
 
     async def close(self) -> None:
         """Release connections."""
+        ...
+
+
+@dataclass(frozen=True)
+class SkillVersion:
+    """One version of a skill as loaded: its content hash and every file it was read
+    from, enough to load that version again after its files changed."""
+
+    skill_id: str
+    version: str
+    """The content hash (``skillwire.skills.versions``)."""
+    source: str
+    """The file or folder it was loaded from."""
+    format: str
+    """``yaml``, ``json`` or ``package``."""
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    """Every file, by path relative to the skill's folder."""
+    created_at: str = ""
+    """When the store first saw this version (UTC, ISO 8601)."""
+    pinned: bool = False
+    """Whether new jobs of the skill start on this version (an operator's pin)."""
+
+
+@runtime_checkable
+class SkillVersionStore(Protocol):
+    """A store that keeps skill versions, so that a job resumes on the version it started
+    on, whatever the files say now. Optional: a store without it keeps no versions."""
+
+    async def put_skill_version(self, version: SkillVersion) -> bool:
+        """Keep ``version`` (its ``created_at`` and ``pinned`` are the store's); False
+        when the store had it already."""
+        ...
+
+    async def skill_versions(self, skill_id: str) -> builtins.list[SkillVersion]:
+        """Every version kept of the skill, oldest first, with its files."""
+        ...
+
+    async def pin_skill(self, skill_id: str, version: str | None) -> None:
+        """Make new jobs start on ``version`` (kept already), or on the loaded one
+        (None). Raises NotFoundError for a version not kept."""
         ...
 
 

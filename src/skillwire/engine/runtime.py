@@ -213,7 +213,12 @@ class Runtime:
                 at,
                 at,
             )
-            state = JobState(message=message, skill_source=skill.origin, context=ctx)
+            state = JobState(
+                message=message,
+                skill_source=skill.origin,
+                skill_version=skill.version_hash,
+                context=ctx,
+            )
             run = JobRun(record, state, compiled, self.store, self.limits, turn=turn)
             run.event(EventKind.CREATED, message, skill=skill.id, context=ctx)
             run.record.status = JobStatus.RUNNING

@@ -284,6 +284,8 @@ class JobState:
 
     message: str
     skill_source: str = ""
+    skill_version: str = ""
+    """The version (content hash) of the skill the job started on; it resumes on it."""
     context: dict[str, Any] = field(default_factory=dict)
     phase: Phase = Phase.INTENT
     intent: str | None = None
@@ -357,6 +359,8 @@ class JobState:
             out["blocks"] = self.blocks
         if self.retry is not None:
             out["retry"] = self.retry.to_dict()
+        if self.skill_version:
+            out["skill_version"] = self.skill_version
         return out
 
     @classmethod
@@ -370,6 +374,7 @@ class JobState:
         return cls(
             message=data["message"],
             skill_source=data.get("skill_source", ""),
+            skill_version=data.get("skill_version", ""),
             context=data.get("context") or {},
             phase=Phase(data.get("phase", Phase.INTENT)),
             intent=data.get("intent"),

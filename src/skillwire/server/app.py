@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,7 +34,7 @@ from skillwire.assembly import (
     open_store,
     refuse_without_credentials,
 )
-from skillwire.config import SkillwireConfig
+from skillwire.config import SkillwireConfig, trust_policy
 from skillwire.core.errors import ServiceUnavailable, UsageError
 from skillwire.server.auth import KeyRing
 from skillwire.server.context import ServerContext
@@ -99,6 +99,10 @@ class ServerSettings:
     queue: bool = False
     """``serve --queue``: starts and resumes go to workers through the queue in the
     PostgreSQL job database (``skillwire worker``), and the server recovers no job."""
+    watch: bool = False
+    """``--watch``: reload the skills when their files change (:mod:`.watch`)."""
+    watch_debounce_ms: int = 300
+    """How long a burst of writes is gathered into one reload."""
 
 
 def _queue(settings: ServerSettings) -> JobQueue | None:
@@ -153,8 +157,13 @@ def create_app(settings: ServerSettings) -> FastAPI:
     durability = settings.config.runtime.durability
     store = SignallingStore(lambda: open_store(settings.db, durability), signals)
     queue = _queue(settings)
-    book = SkillBook(settings.skill_paths)
     base = base_policy(settings.config)  # the operator's: shell tools, roots, and the gate
+    book = SkillBook(
+        settings.skill_paths,
+        trust=trust_policy(settings.config),
+        enable=settings.config.server.enable,
+        base=base,
+    )
     creds = credentials(settings.config)
 
     def admit(skill: Skill) -> None:
@@ -209,6 +218,27 @@ def create_app(settings: ServerSettings) -> FastAPI:
 
     @asynccontextmanager
     async def _serving() -> AsyncIterator[None]:
+        await book.keep_versions(store)  # every version a job may start on is kept
+        stop_watch = asyncio.Event()
+        watcher: asyncio.Task[None] | None = None
+        if settings.watch:
+            from skillwire.server.watch import watch_skills
+
+            ready = asyncio.Event()
+            watcher = asyncio.get_running_loop().create_task(
+                watch_skills(
+                    service,
+                    settings.skill_paths,
+                    stop_watch,
+                    debounce_ms=settings.watch_debounce_ms,
+                    ready=ready,
+                )
+            )
+            started = asyncio.ensure_future(ready.wait())
+            await asyncio.wait({watcher, started}, return_when=asyncio.FIRST_COMPLETED)
+            started.cancel()
+            if watcher.done():
+                watcher.result()  # the watch could not start: say why, do not serve stale
         if settings.recover_on_start and queue is None:
             task = asyncio.get_running_loop().create_task(service.recover_all())
             ctx.background.add(task)
@@ -222,8 +252,13 @@ def create_app(settings: ServerSettings) -> FastAPI:
         try:
             yield
         finally:
-            if follow is not None:
+            stop_watch.set()
+            if watcher is not None:
+                await watcher
+            if follow is not None:  # its LISTEN connection is given back before the store closes
                 follow.cancel()
+                with suppress(asyncio.CancelledError):
+                    await follow
             ctx.closing = True
             still = await service.drain(timeout=5.0)
             if still:

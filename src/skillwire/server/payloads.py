@@ -234,6 +234,10 @@ class SkillOut(BaseModel):
     tools: list[str]
     approvers: list[str]
     """The roles its rules name as approvers."""
+    content_version: str | None = None
+    """The version a new job starts on (a hash of its files; docs/lifecycle.md)."""
+    state: str | None = None
+    """A package's ``status.state``: ``draft``, ``stable`` or ``deprecated``."""
 
 
 class SkillListOut(BaseModel):

@@ -57,6 +57,7 @@ def serve(
     config_path: Path | None,
     log_level: str = "info",
     queue: bool = False,
+    watch: bool = False,
 ) -> None:
     """Run the server until interrupted (``queue``: jobs run on workers)."""
     try:
@@ -68,6 +69,11 @@ def serve(
     from skillwire.server.app import ServerSettings, create_app
     from skillwire.server.auth import new_key
 
+    if watch:
+        try:
+            import watchfiles  # noqa: F401
+        except ImportError:
+            raise UsageError("--watch needs watchfiles: pip install 'skillwire[server]'") from None
     config = load_config(config_path)
     skill_paths = paths or default_skill_paths(config)
     dev_key = new_key() if dev else None
@@ -77,9 +83,13 @@ def serve(
             "(skillwire keys new NAME --role user prints one), or run with --dev"
         )
     settings = ServerSettings(
-        skill_paths=skill_paths, db=db or default_db(config), config=config, dev_key=dev_key,
+        skill_paths=skill_paths,
+        db=db or default_db(config),
+        config=config,
+        dev_key=dev_key,
         queue=queue,
-    )  # fmt: skip
+        watch=watch,
+    )
     app = create_app(settings)
     report = app.state.skillwire.service.book.last
     print(

@@ -48,7 +48,7 @@ from skillwire.engine.run import now
 from skillwire.models.offline import OfflineModel
 from skillwire.server.auth import Principal
 from skillwire.server.signals import JobSignals, creation_watch
-from skillwire.server.skillbook import SkillBook
+from skillwire.server.skillbook import SkillBook, failures
 from skillwire.skills import BasePolicy, Skill
 from skillwire.tools import Executors
 
@@ -173,15 +173,23 @@ class JobService:
         return runtime
 
     def skill_of(self, record: JobRecord) -> Skill:
-        """The skill of a stored job: offered or retired, else loaded from its source."""
-        skill = self.book.known(record.skill_id)
+        """The skill of a stored job, in the version it started on: offered, retired or
+        kept (:meth:`SkillBook.prepare`), else loaded from its source."""
+        version = str(record.state.get("skill_version") or "") or None
+        skill = self.book.known(record.skill_id, version)
         if skill is not None:
             return skill
         source = str(record.state.get("skill_source") or "")
         if source and Path(source).exists():
             from skillwire.skills import load_skill
 
-            return load_skill(source)
+            loaded = load_skill(source, trust=self.book.trust)
+            if version is None or loaded.version_hash == version:
+                return loaded
+            raise ConflictError(
+                f"job {record.id} started on version {version} of skill "
+                f"'{record.skill_id}', which is no longer available (the store keeps no copy)"
+            )
         raise ConflictError(
             f"job {record.id}: its skill '{record.skill_id}' is not loaded here "
             "(add its path to the server's skills)"
@@ -212,6 +220,7 @@ class JobService:
             may_see(principal, record, [])
             or may_see(principal, record, await self.store.events(job_id))
         ):
+            await self.book.prepare(record, self.store)  # its skill version, if kept
             return record
         raise NotFoundError(f"no job '{job_id}'")
 
@@ -408,12 +417,15 @@ class JobService:
         if not principal.is_admin:
             raise ForbiddenError("reloading skills needs the role 'admin'")
         outcome = await self.book.reload()
+        await self.book.keep_versions(self.store)
         log.info(
             "skills reloaded: %s loaded, %s kept, %s removed",
             len(outcome.loaded),
             len(outcome.kept),
             len(outcome.removed),
         )
+        for line in failures(outcome):
+            log.error("%s", line)
         return outcome
 
     # -- background work ---------------------------------------------------------------
@@ -478,6 +490,7 @@ class JobService:
         for status in (JobStatus.QUEUED, JobStatus.RUNNING):
             for record in await self.store.list(status=status, limit=10_000):
                 try:
+                    await self.book.prepare(record, self.store)
                     runtime = self.runtime_for(self.skill_of(record))
                     await runtime.recover(record.id)
                 except Exception:

@@ -35,6 +35,8 @@ def skill_out(service: JobService, skill: Skill, *, admin: bool) -> SkillOut:
         ],
         tools=[t.name for t in skill.tools],
         approvers=approvers,
+        content_version=skill.version_hash or None,
+        state=skill.package.status.state if skill.package is not None else None,
     )
 
 

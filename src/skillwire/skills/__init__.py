@@ -25,15 +25,22 @@ from skillwire.skills.model_policy import (
     Workflow,
     WorkflowStep,
 )
+from skillwire.skills.model_tests import DryRunExpect, DryRunPause, DryRunTest
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool, ToolInput, ToolPolicy
 from skillwire.skills.prose import semantic_escalations
 from skillwire.skills.report import LoadReport, SkillReport
+from skillwire.skills.suite import CommandCase, DryRunCase, ManualCase, TestCase, cases_of
 
 __all__ = [
     "Approval",
     "BaseApproval",
     "BasePolicy",
+    "CommandCase",
     "DomainFile",
+    "DryRunCase",
+    "DryRunExpect",
+    "DryRunPause",
+    "DryRunTest",
     "EngineConfig",
     "Entity",
     "FieldSpec",
@@ -43,6 +50,7 @@ __all__ = [
     "Intents",
     "LoadReport",
     "LoadResult",
+    "ManualCase",
     "OnceOnly",
     "OutOfDomain",
     "OutputContract",
@@ -53,12 +61,14 @@ __all__ = [
     "SkillManifest",
     "SkillReport",
     "StructuredRule",
+    "TestCase",
     "Tool",
     "ToolAccessPlan",
     "ToolInput",
     "ToolPolicy",
     "Workflow",
     "WorkflowStep",
+    "cases_of",
     "discover",
     "load_base_policy",
     "load_paths",

@@ -21,14 +21,23 @@ from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath
 from skillwire.skills.model import OutputContract, RequiredInput
 from skillwire.skills.model_policy import Policy
+from skillwire.skills.model_tests import DryRunTest
 from skillwire.skills.model_tools import ToolPolicy
 from skillwire.skills.source import Document
 
 __all__ = ["NOT_ENFORCED", "POLICY_BLOCKS", "document_path", "validate_document", "walk_extras"]
 
-POLICY_BLOCKS: tuple[type[BaseModel], ...] = (ToolPolicy, Policy, RequiredInput, OutputContract)
+POLICY_BLOCKS: tuple[type[BaseModel], ...] = (
+    ToolPolicy,
+    Policy,
+    RequiredInput,
+    OutputContract,
+    DryRunTest,
+)
 """``tools[].policy``, ``policy``, ``required_inputs[]`` and ``output_contract``: inside
-these (at any depth) an unknown key is an error, not a warning (FORMATS.md, DESIGN.md)."""
+these (at any depth) an unknown key is an error, not a warning (FORMATS.md, DESIGN.md).
+A dry-run test (``tests[]``) is held to the same rule: a misspelled expectation would
+make a test pass that checks nothing."""
 
 M = TypeVar("M", bound=BaseModel)
 

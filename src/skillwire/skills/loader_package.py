@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from skillwire import __version__
 from skillwire.core.errors import SkillError
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
@@ -32,6 +33,7 @@ from skillwire.skills.model_package import (
     ToolsFile,
 )
 from skillwire.skills.package_intent import implicit_intent, implicit_intent_finding
+from skillwire.skills.package_lifecycle import lifecycle_findings
 from skillwire.skills.package_rules import (
     check_access_plan,
     check_credentials,
@@ -173,6 +175,7 @@ def load_package(
     names = manifest.files
     if not _names_inside(names, mdoc, report):
         return None, report
+    report.add(mdoc.file, lifecycle_findings(manifest, mdoc, folder, __version__, _present))
     prompt = _read_prompt(files, names.skillDoc)
 
     tdoc = files.read(names.tools, "tools", required=True)
@@ -214,14 +217,14 @@ def load_package(
         access=parts.get("guardrails", (None, None))[1],
         credentials=parts.get("credentials", (None, None))[1],
         prerequisites=parts.get("prerequisites", (None, None))[1],
-        tests=parts.get("tests", (None, None))[1],
+        tests_file=parts.get("tests", (None, None))[1],
     )
 
     others = {
         "access": "guardrails",
         "credentials": "credentials",
         "prerequisites": "prerequisites",
-        "tests": "tests",
+        "tests_file": "tests",
     }
 
     def document_of(path: FieldPath) -> tuple[Document, FieldPath]:

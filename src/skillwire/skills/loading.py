@@ -27,7 +27,9 @@ from skillwire.skills.loader_package import is_package_manifest, load_package
 from skillwire.skills.loader_single import load_single_file
 from skillwire.skills.model import Skill
 from skillwire.skills.report import LoadReport, SkillReport
+from skillwire.skills.signing import SIGNATURE_FILE, TrustPolicy, verify_folder
 from skillwire.skills.source import read_skill_bytes
+from skillwire.skills.versions import capture
 
 __all__ = ["LoadResult", "discover", "load_paths", "load_skill"]
 
@@ -189,15 +191,26 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def load_paths(paths: Iterable[Path | str], base: BasePolicy | None = None) -> LoadResult:
+def load_paths(
+    paths: Iterable[Path | str],
+    base: BasePolicy | None = None,
+    *,
+    trust: TrustPolicy | None = None,
+) -> LoadResult:
     """Load every skill under ``paths``. Never raises for a bad skill: read the report.
     A package's widenings are judged against ``base``, the operator's base policy
-    (skillwire's default when None)."""
+    (skillwire's default when None).
+
+    With ``trust``, a skill in a folder the policy requires signed is loaded only if its
+    folder carries a signature by a trusted key that matches every file (else an error
+    in its report, code ``signature``; the other skills load as before)."""
     with _collector_paused():
-        return _load_paths(paths, base)
+        return _load_paths(paths, base, trust)
 
 
-def _load_paths(paths: Iterable[Path | str], base: BasePolicy | None) -> LoadResult:
+def _load_paths(
+    paths: Iterable[Path | str], base: BasePolicy | None, trust: TrustPolicy | None = None
+) -> LoadResult:
     result = LoadResult()
     owners: dict[str, Skill] = {}
     found = False
@@ -206,9 +219,21 @@ def _load_paths(paths: Iterable[Path | str], base: BasePolicy | None) -> LoadRes
         if kind in ("missing", "outside"):
             result.report.skills.append(_not_loaded(kind, path))
             continue
+        folder = path if kind == "package" else path.parent
+        refusal = _untrusted(folder, trust)
+        if refusal is not None:
+            result.report.skills.append(_refused(kind, path, folder, refusal))
+            continue
         skill, rep = load_package(path, base=base) if kind == "package" else load_single_file(path)
         result.report.skills.append(rep)
+        if skill is not None and trust is not None and trust.requires(folder):
+            signed_for = verify_folder(folder, skill_id=skill.id, trusted=trust.keys)
+            if not signed_for.ok:  # another skill's signature, or changed meanwhile
+                rep.add(str(folder / SIGNATURE_FILE), [_signature_issue(folder, signed_for.reason)])
+                rep.loaded = False
+                continue
         if skill is not None:
+            capture(skill, kind, path)
             _admit(skill, rep, result, owners)
     if not found:
         rep = SkillReport(source=", ".join(str(p) for p in paths), format="?")
@@ -222,6 +247,32 @@ def _load_paths(paths: Iterable[Path | str], base: BasePolicy | None) -> LoadRes
         )
         result.report.skills.append(rep)
     return result
+
+
+def _untrusted(folder: Path, trust: TrustPolicy | None) -> str | None:
+    """Why the skill in ``folder`` may not be read under ``trust``, or None. Checked
+    before any of its files is parsed."""
+    if trust is None or not trust.requires(folder):
+        return None
+    verdict = verify_folder(folder, trusted=trust.keys)
+    return None if verdict.ok else verdict.reason
+
+
+def _signature_issue(folder: Path, reason: str) -> SkillIssue:
+    return SkillIssue(
+        Severity.ERROR,
+        f"refused by the trust policy: {reason}",
+        SourceLocation(str(folder / SIGNATURE_FILE)),
+        code="signature",
+        hint="sign it with a trusted key (skillwire sign), or leave require_signature off "
+        "for this folder in skillwire.toml",
+    )
+
+
+def _refused(kind: str, path: Path, folder: Path, reason: str) -> SkillReport:
+    rep = SkillReport(source=str(path), format="package" if kind == "package" else "?")
+    rep.add(str(folder / SIGNATURE_FILE), [_signature_issue(folder, reason)])
+    return rep
 
 
 def _not_loaded(kind: str, path: Path) -> SkillReport:
@@ -295,9 +346,9 @@ def _global(skill: Skill, tool_name: str) -> bool:
     return skill.format == "package" or "." in tool_name
 
 
-def load_skill(path: Path | str) -> Skill:
+def load_skill(path: Path | str, *, trust: TrustPolicy | None = None) -> Skill:
     """Load exactly one skill; raise :class:`SkillError` with every error if it fails."""
-    result = load_paths([path])
+    result = load_paths([path], trust=trust)
     errors = [i for rep in result.report.skills for i in rep.errors]
     if errors:
         raise SkillError(errors)

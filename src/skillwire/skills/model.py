@@ -31,6 +31,7 @@ from skillwire.skills.model_package import (
     TestsFile,
 )
 from skillwire.skills.model_policy import Policy
+from skillwire.skills.model_tests import DryRunTest
 from skillwire.skills.model_tools import Tool
 from skillwire.skills.simulation import assign_simulations
 
@@ -185,6 +186,8 @@ class DomainFile(SkillPart):
     """Values asked for before the first tool call (spec 001 hints)."""
     allowed_state_changes: list[str] | None = None
     """State changes tools may declare in ``effects``; none means no limit is declared."""
+    tests: list[DryRunTest] = Field(default_factory=list)
+    """Dry runs of the skill that ``skillwire test`` runs (docs/lifecycle.md)."""
     phase: str | None = None
     """Authoring phase (informational)."""
     created_at: str | None = None
@@ -306,13 +309,15 @@ class Skill(DomainFile):
     """``credentials.json``."""
     prerequisites: PrerequisitesFile | None = None
     """``prerequisites.json``."""
-    tests: TestsFile | None = None
-    """``tests.json``."""
+    tests_file: TestsFile | None = None
+    """``tests.json`` (the ``tests`` field is the skill's own dry runs)."""
 
     _locator: Callable[[FieldPath], SourceLocation] | None = PrivateAttr(default=None)
     _conditions: dict[FieldPath, Condition] = PrivateAttr(default_factory=dict)
     _origin: str = PrivateAttr(default="")
     _root: Path | None = PrivateAttr(default=None)
+    _version: str = PrivateAttr(default="")
+    _files: dict[str, bytes] | None = PrivateAttr(default=None)
 
     def model_post_init(self, context: Any, /) -> None:
         """Each tool learns how it runs simulated (:mod:`.simulation`)."""
@@ -329,6 +334,18 @@ class Skill(DomainFile):
     def root(self) -> Path | None:
         """The folder of the skill's files (where ``python`` executors find modules)."""
         return cast("Path | None", self._private()["_root"])
+
+    @property
+    def version_hash(self) -> str:
+        """The content hash of the files it was loaded from (``skills.versions``); empty
+        for a skill built in code."""
+        return cast(str, self._private()["_version"])
+
+    def version_files(self) -> dict[str, bytes] | None:
+        """The files of this version, by path relative to the skill's folder (None when
+        not kept: built in code, or too large)."""
+        files = self._private()["_files"]
+        return None if files is None else dict(files)
 
     def _private(self) -> dict[str, Any]:
         private = self.__pydantic_private__

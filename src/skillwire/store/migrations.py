@@ -203,6 +203,33 @@ def m005_jobs_by_outcome(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX jobs_by_outcome ON jobs (outcome_class, created_at)")
 
 
+@migration
+def m006_skill_versions(db: sqlite3.Connection) -> None:
+    """Skill versions, so that a job resumes on the version it started on after its
+    skill's files changed, and an operator's pin of a version for new jobs.
+
+    ``files`` is JSON ``{"schema": 1, "files": {path: base64 of the bytes}}``; a version
+    is its content hash, so a row is written once and never changed."""
+    db.execute(
+        """CREATE TABLE skill_versions (
+            skill_id TEXT NOT NULL,
+            version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            source TEXT NOT NULL,
+            format TEXT NOT NULL,
+            files TEXT NOT NULL,
+            PRIMARY KEY (skill_id, version)
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE skill_pins (
+            skill_id TEXT PRIMARY KEY,
+            version TEXT NOT NULL,
+            pinned_at TEXT NOT NULL
+        )"""
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes: the number of migrations."""
 

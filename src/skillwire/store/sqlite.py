@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import orjson
 
-from skillwire.core.errors import JobStateTooNewError, UsageError, VersionConflict
+from skillwire.core.errors import JobStateTooNewError, NotFoundError, UsageError, VersionConflict
 from skillwire.core.job import (
     JOB_STATE_VERSION,
     Event,
@@ -48,7 +48,8 @@ from skillwire.core.job import (
     ModelCallRecord,
     OutcomeClass,
 )
-from skillwire.core.store import after_prefix
+from skillwire.core.store import SkillVersion, after_prefix
+from skillwire.store import _skill_versions
 from skillwire.store._group_commit import GroupCommit
 from skillwire.store._rows import (
     JOB_COLUMNS,
@@ -311,6 +312,35 @@ class SQLiteJobStore(GroupCommit):
             for row in db.execute(f"SELECT * FROM {table} WHERE {key} = ?", (job_id,)).fetchall():
                 total += sum(stored_bytes(value) for value in row)
         return total
+
+    # -- skill versions (core.store.SkillVersionStore) ----------------------------------
+
+    async def put_skill_version(self, version: SkillVersion) -> bool:
+        """Keep ``version`` of a skill; False when it was kept already (a version is a
+        content hash: the row is never changed)."""
+        outcome: list[bool] = []
+        await self._submit(_skill_versions.put_version, version, outcome)
+        return bool(outcome and outcome[-1])
+
+    async def skill_versions(self, skill_id: str) -> list[SkillVersion]:
+        """Every version kept of ``skill_id``, oldest first, with its files and pin."""
+        return await self._call(self._skill_versions, storable(skill_id))
+
+    async def pin_skill(self, skill_id: str, version: str | None) -> None:
+        """New jobs of ``skill_id`` start on ``version`` (None: on the loaded one).
+        Raises NotFoundError for a version not kept."""
+        skill_id = storable(skill_id)
+        if version is not None:
+            version = storable(version)
+            if not await self._call(self._has_version, skill_id, version):
+                raise NotFoundError(f"skill {skill_id} has no version {version} in this store")
+        await self._submit(_skill_versions.pin_skill, skill_id, version)
+
+    def _has_version(self, skill_id: str, version: str) -> bool:
+        return _skill_versions.has_version(self._db(), skill_id, version)
+
+    def _skill_versions(self, skill_id: str) -> list[SkillVersion]:
+        return _skill_versions.read_versions(self._db(), skill_id)
 
     async def list(  # last in the class: below it, "list" would name this method
         self,

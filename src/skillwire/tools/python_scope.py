@@ -43,7 +43,7 @@ _DOTTED = rf"{_NAME}(?:\.{_NAME})*"
 _PATH = re.compile(rf"({_DOTTED}):({_DOTTED})")
 
 # Modules loaded from skill folders, by (file, module name): a module's code runs once.
-_MODULES: dict[tuple[str, str], ModuleType] = {}
+_MODULES: dict[tuple[str, str, int, int], ModuleType] = {}
 
 
 def module_listed(name: str, modules: Sequence[str]) -> bool:
@@ -89,8 +89,12 @@ def _refuse_unlisted(name: str) -> CallableRefusedError:
 
 
 def _load_file(name: str, file: Path) -> ModuleType:
-    """The module of a skill's file, loaded once under a name of its own."""
-    key = (str(file), name)
+    """The module of a skill's file, loaded under a name of its own: once for each
+    content of the file (its size and modification time), so a skill reloaded after its
+    module changed (``serve --watch``) runs the new code, and an unchanged one is not
+    run again."""
+    stat = file.stat()
+    key = (str(file), name, stat.st_size, stat.st_mtime_ns)
     cached = _MODULES.get(key)
     if cached is not None:
         return cached
@@ -105,6 +109,8 @@ def _load_file(name: str, file: Path) -> ModuleType:
     except BaseException:
         sys.modules.pop(spec.name, None)
         raise
+    for stale in [k for k in _MODULES if k[:2] == key[:2]]:  # an older content of it
+        del _MODULES[stale]
     _MODULES[key] = module
     return module
 
