@@ -41,7 +41,15 @@ def test_the_package_exports_what_it_documents() -> None:
     assert sorted(conditions.__all__) == sorted(
         [
             "FUNCTIONS",
+            "OPERATOR",
+            "PROVENANCE_FUNCTIONS",
+            "PROVENANCE_KEY",
+            "Provenance",
             "RUNTIME_NAMES",
+            "Source",
+            "Trace",
+            "USER",
+            "tool_origin",
             "CelCondition",
             "Condition",
             "ConditionEvaluationError",

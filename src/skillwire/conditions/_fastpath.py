@@ -278,6 +278,8 @@ class _Parser:
                 raise _Decline
             if word in _FUNCTIONS:
                 return nodes.application(_FUNCTIONS[word], args[0])
+            if word in ("untrusted", "origin"):
+                return nodes.sources_call(word, args[0])
             found = nodes.presence(args[0]) if word == "has" else None
             if found is None:
                 raise _Decline

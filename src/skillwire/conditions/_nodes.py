@@ -30,6 +30,7 @@ from skillwire.conditions._values import (
     truth,
     unequal,
 )
+from skillwire.conditions.provenance import PROVENANCE_KEY, Provenance
 from skillwire.core.patterns import PatternError, compile_pattern
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "presence",
     "relation",
     "selection",
+    "sources_call",
     "text_relation",
     "variable",
 ]
@@ -346,6 +348,21 @@ def application(function: Callable[[Any], Any], argument: Expr) -> Expr:
             return constant(value)
     run = argument.run
     return Expr(lambda env: function(run(env)), reads=argument.reads)
+
+
+def sources_call(name: str, argument: Expr) -> Expr:
+    """``untrusted(argument)`` or ``origin(argument)``: read the job's
+    :class:`~skillwire.conditions.provenance.Provenance` (UNSURE without one)."""
+    run = argument.run
+
+    def read_sources(env: Env) -> Any:
+        value = run(env)
+        sources = env[PROVENANCE_KEY]
+        if value is UNSURE or not isinstance(sources, Provenance) or kind(value) is None:
+            return UNSURE
+        return sources.untrusted(value) if name == "untrusted" else sources.origins(value)
+
+    return Expr(read_sources, reads=argument.reads | {PROVENANCE_KEY})
 
 
 def text_relation(method: str, receiver: Expr, argument: Expr) -> Expr:

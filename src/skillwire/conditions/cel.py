@@ -29,9 +29,20 @@ import cel
 from skillwire.conditions import _matching
 from skillwire.conditions._fastpath import compile_fast_path
 from skillwire.conditions.dialect import Rewrite, rewrite
+from skillwire.conditions.provenance import PROVENANCE_KEY, Provenance
 from skillwire.core.errors import ConditionEvaluationError, ConditionSyntaxError
 
-__all__ = ["FUNCTIONS", "RUNTIME_NAMES", "CelCondition", "compile_condition"]
+__all__ = [
+    "FUNCTIONS",
+    "PROVENANCE_FUNCTIONS",
+    "RUNTIME_NAMES",
+    "CelCondition",
+    "compile_condition",
+]
+
+PROVENANCE_FUNCTIONS: Final = frozenset({"untrusted", "origin"})
+"""Functions that read the job's sources (:mod:`skillwire.conditions.provenance`),
+given to a condition under :data:`~skillwire.conditions.provenance.PROVENANCE_KEY`."""
 
 RUNTIME_NAMES: Final = frozenset({"args", "entities", "context", "history", "counts"})
 """Names every condition may read besides the tool's own arguments (``docs/conditions.md``)."""
@@ -43,6 +54,7 @@ FUNCTIONS: Final = frozenset(
         *("bytes", "double", "dyn", "int", "string", "type", "uint", "duration", "timestamp"),
         *("getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear"),
         *("getHours", "getMilliseconds", "getMinutes", "getMonth", "getSeconds"),
+        *PROVENANCE_FUNCTIONS,
     }
 )
 """Functions, methods and macros a condition may call (the ones the CEL runtime defines)."""
@@ -70,6 +82,7 @@ class CelCondition:
         "_narrowed",
         "_optional",
         "_program",
+        "_provenance",
         "_required",
         "_rewrite",
     )
@@ -84,6 +97,10 @@ class CelCondition:
         if routed is not None:  # CEL calls our `matches`, compiled once, on our engine
             self._program = cel.compile(routed)
             self._functions = {_matching.FUNCTION: _matching.matches}
+        self._provenance = not PROVENANCE_FUNCTIONS.isdisjoint(rewritten.calls)
+        if self._provenance:
+            required = (*required, PROVENANCE_KEY)
+            self._functions = dict(self._functions or {})
         self._required = required
         self._optional = optional
         self._arithmetic = rewritten.arithmetic
@@ -108,8 +125,15 @@ class CelCondition:
 
     @property
     def names(self) -> frozenset[str]:
-        """The top-level variable names the expression reads."""
+        """The top-level variable names the expression reads (with
+        :data:`~skillwire.conditions.provenance.PROVENANCE_KEY` when it calls
+        ``untrusted`` or ``origin``)."""
         return self._names
+
+    @property
+    def calls(self) -> frozenset[str]:
+        """The functions and methods the author's text calls."""
+        return frozenset(self._rewrite.calls)
 
     def evaluate(self, variables: Mapping[str, Any]) -> bool:
         """Evaluate against ``variables``; only the names the expression reads are passed.
@@ -130,6 +154,11 @@ class CelCondition:
             values = {name: variables[name] for name in self._required}
         except KeyError as exc:
             missing = next((name for name in self._required if name not in variables), exc)
+            if missing == PROVENANCE_KEY:
+                raise ConditionEvaluationError(
+                    f"cannot evaluate `{self.source}`: untrusted() and origin() need the "
+                    "job's sources, and none were given"
+                ) from None
             raise ConditionEvaluationError(
                 f"cannot evaluate `{self.source}`: `{missing}` has no value"
             ) from None
@@ -145,7 +174,7 @@ class CelCondition:
             if self._functions is None:
                 result = self._program.execute(values)
             else:
-                result = self._program.execute(cel.Context(values, self._functions))
+                result = self._program.execute(cel.Context(values, self._context(values)))
         except Exception as exc:
             raise ConditionEvaluationError(self._failure(exc, values)) from exc
         except BaseException as exc:
@@ -161,6 +190,17 @@ class CelCondition:
 
     def __repr__(self) -> str:
         return f"CelCondition({self.source!r})"
+
+    def _context(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The Python functions CEL calls; the job's sources taken out of ``values``."""
+        functions = self._functions
+        assert functions is not None
+        if not self._provenance:
+            return functions
+        sources = values.pop(PROVENANCE_KEY)
+        if not isinstance(sources, Provenance):
+            raise TypeError("untrusted() and origin() need the job's sources")
+        return {**functions, "untrusted": sources.untrusted, "origin": sources.origins}
 
     def _fold(self) -> bool:
         """Evaluate a condition that reads no names once, at load (``always``, ``1 == 1.0``)."""

@@ -248,6 +248,7 @@ class Pipeline:
             stated_tool=proposal.stated_tool,
             stated_args=proposal.stated_args,
             correlation_ids=state.pending_grants,
+            user_texts=(state.message,),
         )
         _record_decision(run, decision)
         if isinstance(decision, Allow):

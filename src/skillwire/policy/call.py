@@ -13,6 +13,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillwire.conditions import (
+    OPERATOR,
+    PROVENANCE_KEY,
+    USER,
+    Provenance,
+    Source,
+    tool_origin,
+)
 from skillwire.core.errors import ConditionEvaluationError
 from skillwire.policy.arguments import same_value
 
@@ -132,7 +140,15 @@ class GateCall:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     """The schema defaults of the tool's optional arguments (from the skill, never from
     the call): a condition reading an argument the call leaves out sees its default."""
+    user_texts: tuple[str, ...] = ()
+    """What the user wrote in this job (the request, later messages); their answers
+    are :attr:`inputs`."""
+    untrusted_tools: frozenset[str] = frozenset()
+    """The tools (full names) declared ``trust: untrusted``."""
+    trusted_tools: frozenset[str] = frozenset()
+    """The skill's other tools: a run of a tool in neither set is untrusted."""
     _variables: _Variables | None = field(default=None, repr=False)
+    _provenance: Provenance | None = field(default=None, repr=False)
     outcomes: dict[str, bool | ConditionEvaluationError] = field(default_factory=dict, repr=False)
     """Each condition's answer (or evaluation error) for this call, by CEL expression:
     rules that share a condition (``amount > 500`` as an approval, a sentence and a
@@ -145,6 +161,23 @@ class GateCall:
         if self._variables is None:
             self._variables = _Variables(self)
         return self._variables
+
+    @property
+    def provenance(self) -> Provenance:
+        """Where values came from: the user's texts and answers, the operator's context,
+        and every tool result (untrusted for a tool so declared, or not of the skill)."""
+        if self._provenance is None:
+            sources = [Source(USER, text) for text in self.user_texts]
+            if self.inputs:
+                sources.append(Source(USER, dict(self.inputs)))
+            if self.context:
+                sources.append(Source(OPERATOR, dict(self.context)))
+            trusted = self.trusted_tools
+            for run in self.history:
+                untrusted = run.tool in self.untrusted_tools or run.tool not in trusted
+                sources.append(Source(tool_origin(run.tool), run.result, untrusted))
+            self._provenance = Provenance(sources)
+        return self._provenance
 
     def grant_for(self, role: str, tool: str) -> ApprovalGrant | None:
         """The first grant by ``role`` that allows this call of ``tool`` (the same
@@ -204,6 +237,8 @@ class _Variables(Mapping[str, Any]):
             value = dict(call.context)
         elif name == "history":
             value = [run.as_dict() for run in call.history]
+        elif name == PROVENANCE_KEY:
+            value = call.provenance
         elif name == "counts":
             runs: dict[str, int] = {}
             for run in call.history:
@@ -223,7 +258,7 @@ class _Variables(Mapping[str, Any]):
         return value
 
     def __contains__(self, name: object) -> bool:
-        if name in self._RUNTIME:
+        if name in self._RUNTIME or name == PROVENANCE_KEY:
             return True
         call = self._call
         return isinstance(name, str) and (call.args.get(name) is not None or name in call.defaults)

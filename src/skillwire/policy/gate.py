@@ -43,6 +43,7 @@ from skillwire.policy.gate_input import (
     checked_grants,
     checked_history,
     checked_intents,
+    checked_texts,
     not_plain,
     plain_state,
     shown,
@@ -63,7 +64,10 @@ from skillwire.policy.workflows import active_scope, step_scopes
 from skillwire.skills.model import Skill
 from skillwire.skills.semantics import RUNTIME_NAMES
 
-__all__ = ["Gate", "PreToolGate"]
+__all__ = ["UNTRUSTED_ARGUMENTS", "Gate", "PreToolGate"]
+
+UNTRUSTED_ARGUMENTS = "untrusted(args)"
+"""The condition of the base policy's ``untrusted_writes`` approvals."""
 
 _EMPTY: Mapping[str, Any] = {}
 _ALLOWED = (Reason(ReasonCode.ALLOWED, "all checks passed"),)
@@ -114,6 +118,8 @@ class Gate:
         for t in skill.tools:  # a package tool is also counted under its local name
             self._count_names.setdefault(t.name.removeprefix(f"{skill.id}."), t.name)
         self._counted = _counted(policy.rules, self._count_names)
+        self._untrusted = frozenset(t.name for t in skill.tools if t.untrusted)
+        self._trusted = frozenset(t.name for t in skill.tools if not t.untrusted)
 
     @classmethod
     def for_skill(cls, skill: Skill, *, base: BasePolicy | None = None) -> Gate:
@@ -173,6 +179,7 @@ class Gate:
         stated_args: Mapping[str, Any] | None = None,
         effects: Sequence[str] = (),
         correlation_ids: Sequence[str] | None = None,
+        user_texts: Sequence[str] = (),
     ) -> Decision:
         """Decide about one proposed call. Never raises for a bad proposal.
 
@@ -192,9 +199,15 @@ class Gate:
         proposal, which no earlier grant may allow). An :class:`Allow` lists the grants
         it used: the caller consumes them with the execution (see docs/gate.md).
 
+        ``user_texts`` is what the user wrote in this job (the request and any later
+        message); with ``inputs`` (their answers), ``context`` (the operator's) and the
+        results in ``history`` they are the sources ``untrusted()`` and ``origin()``
+        read (docs/conditions.md, "Where values came from").
+
         Raises :class:`~skillwire.policy.gate_input.GateInputError` when what the caller
         keeps about the job (``context``, ``entities``, ``history``, ``inputs``,
-        ``approvals``, ``intent``, ``intents``, ``correlation_ids``) is not plain JSON; a
+        ``approvals``, ``intent``, ``intents``, ``correlation_ids``, ``user_texts``) is
+        not plain JSON; a
         proposal that is not is blocked.
         """
         context = as_mapping(context, "context")
@@ -204,6 +217,7 @@ class Gate:
         approvals = checked_grants(approvals)
         correlations = checked_correlations(correlation_ids)
         active = checked_intents(intent, intents)
+        said = checked_texts(user_texts)
         if not isinstance(args, Mapping) and args is not None:
             plain_state(context, entities, inputs, _EMPTY)
             return _invalid(tool, {}, f"arguments must be an object, got {type(args).__name__}")
@@ -243,6 +257,9 @@ class Gate:
                 counted=self._counted,
                 correlations=correlations,
                 defaults=facts.defaults,
+                user_texts=said,
+                untrusted_tools=self._untrusted,
+                trusted_tools=self._trusted,
             )
             found = Findings()
             for validator in self.validators:
@@ -472,6 +489,7 @@ def _base_rules(skill: Skill, base: BasePolicy) -> list[CompiledRule]:
                 self_approval=approval.self_approval == "allowed",
             )
         )
+    rules.extend(_untrusted_write_rules(skill, base))
     for name, limit in base.max_calls.items():
         rules.append(
             CompiledRule(
@@ -485,3 +503,28 @@ def _base_rules(skill: Skill, base: BasePolicy) -> list[CompiledRule]:
             )
         )
     return rules
+
+
+def _untrusted_write_rules(skill: Skill, base: BasePolicy) -> list[CompiledRule]:
+    """``untrusted_writes: approve``: each write of a skill that reads untrusted output
+    asks approval when one of its arguments is ``untrusted()``."""
+    guard = base.untrusted_writes
+    if guard.action != "approve" or not any(tool.untrusted for tool in skill.tools):
+        return []
+    condition = compile_condition(UNTRUSTED_ARGUMENTS, known_names=RUNTIME_NAMES)
+    return [
+        CompiledRule(
+            RuleKind.APPROVAL,
+            f"{tool.name} writes with a value found only in untrusted tool output; "
+            f"{guard.approver} approval needed (base policy)",
+            (tool.name,),
+            base.locate(("untrusted_writes",)),
+            "base.untrusted_writes",
+            ReasonCode.APPROVAL_REQUIRED,
+            condition=condition,
+            approver=guard.approver,
+            shows_origin=True,
+        )
+        for tool in skill.tools
+        if tool.writes
+    ]
