@@ -28,6 +28,7 @@ import cel
 
 from skillwire.conditions import _matching
 from skillwire.conditions._fastpath import compile_fast_path
+from skillwire.conditions._scanner import tokenize
 from skillwire.conditions.dialect import Rewrite, rewrite
 from skillwire.conditions.provenance import PROVENANCE_KEY, Provenance
 from skillwire.core.errors import ConditionEvaluationError, ConditionSyntaxError
@@ -236,6 +237,7 @@ def compile_condition(source: str, *, known_names: Collection[str] | None = None
     rewritten = rewrite(source)
     program = _compile(rewritten)
     _check_calls(rewritten, program)
+    _check_source_calls(rewritten)
     _matching.check_literal_patterns(rewritten)
     known = None if known_names is None else frozenset(known_names)
     required: dict[str, int] = {}
@@ -302,6 +304,41 @@ def _check_calls(rewritten: Rewrite, program: Any) -> None:
     for name in program.functions():
         if name[:1].isalpha() and name not in FUNCTIONS:
             raise _unknown_function(name, 0)
+
+
+def _check_source_calls(rewritten: Rewrite) -> None:
+    """``untrusted`` and ``origin`` are functions of exactly one value."""
+    if PROVENANCE_FUNCTIONS.isdisjoint(rewritten.calls):
+        return
+    tokens = tokenize(rewritten.expression)
+    for at, token in enumerate(tokens):
+        if token.kind != "name" or token.text not in PROVENANCE_FUNCTIONS:
+            continue
+        column = rewritten.original_offset(token.start) + 1
+        if at and tokens[at - 1].text == ".":
+            raise ConditionSyntaxError(
+                f"`{token.text}` is a function, not a method",
+                column=column,
+                hint=f"write `{token.text}(args.x)`",
+            )
+        if tokens[at + 1].text != "(":
+            continue
+        depth, commas, empty = 0, 0, tokens[at + 2].text == ")"
+        for later in tokens[at + 1 :]:
+            if later.kind == "op" and later.text in "([{":
+                depth += 1
+            elif later.kind == "op" and later.text in ")]}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif later.kind == "op" and later.text == "," and depth == 1:
+                commas += 1
+        if commas or empty:
+            raise ConditionSyntaxError(
+                f"`{token.text}` takes one value",
+                column=column,
+                hint=f"write `{token.text}(args.x)`",
+            )
 
 
 def _unknown_function(name: str, column: int) -> ConditionSyntaxError:

@@ -113,7 +113,7 @@ def url_key(token: str) -> str | None:
     """The host and path of the URL in one word of text (``https://www.Ex.com/a/?q=1``
     gives ``ex.com/a``), or None when it holds none. A word without a scheme counts
     when it starts with ``www.`` or its host ends in a label of letters (``ex.com/a``)."""
-    word = token.strip(_TRIM)
+    word = token.strip(_TRIM + ".")
     if "@" in word and "://" not in word:
         return None  # an e-mail address
     folded = fold(word)

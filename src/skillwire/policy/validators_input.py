@@ -137,7 +137,8 @@ class Approvals:
                 if not any(g is grant for g in found.grants):
                     found.grants.append(grant)
                 continue
-            found.approvals.append((rule, Reason(rule.code, message, rule.text, rule.source)))
+            said = message if rule.shows_origin else rule.text  # the approver sees where
+            found.approvals.append((rule, Reason(rule.code, message, said, rule.source)))
 
 
 def untrusted_arguments(call: GateCall) -> str:
