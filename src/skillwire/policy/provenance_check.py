@@ -22,8 +22,8 @@ __all__ = ["provenance_findings", "reads_provenance"]
 
 def reads_provenance(rule: CompiledRule) -> bool:
     """Whether the rule's condition calls ``untrusted()`` or ``origin()``."""
-    calls = getattr(rule.condition, "calls", None)
-    return bool(calls) and not PROVENANCE_FUNCTIONS.isdisjoint(calls)
+    calls: frozenset[str] = getattr(rule.condition, "calls", frozenset())
+    return not PROVENANCE_FUNCTIONS.isdisjoint(calls)
 
 
 def provenance_findings(skill: Skill, rules: Iterable[CompiledRule]) -> list[SkillIssue]:
