@@ -28,9 +28,12 @@ origins (a number such as ``120`` appears everywhere). An identifying value is u
 when it does not appear in the user's or operator's words and one of its parts does
 appear in untrusted output: the whole value, an e-mail address, a URL, a *code* (a run
 of words holding digits, ``GB29 NWBK 6016 1331``, of at least
-:data:`MIN_IDENTIFYING` characters and 4 digits), or fragments of at least
-:data:`MIN_FRAGMENT` characters that together make up the whole value (a value split
-across two results).
+:data:`MIN_IDENTIFYING` characters and 4 digits), a *stretch* of the compact form that
+only untrusted output holds (at least :data:`MIN_STRETCH` characters,
+:data:`MIN_STRETCH_DIGITS` of them digits), or fragments of at least
+:data:`MIN_FRAGMENT` characters, from untrusted output and the user's words, one of
+them untrusted output's alone, that together make up the whole value (a value split
+across two results, or glued to one the user typed).
 """
 
 from __future__ import annotations
@@ -68,7 +71,13 @@ MIN_FRAGMENT: Final = 6
 """The shortest fragment that counts when a value is put together from several places."""
 
 MAX_COVERED: Final = 512
-"""Longest value (compact form) checked for being put together from fragments."""
+"""Longest value (compact form) checked for stretches and fragments."""
+
+MIN_STRETCH: Final = 10
+"""The shortest untrusted stretch inside a longer value that makes it untrusted ..."""
+
+MIN_STRETCH_DIGITS: Final = 6
+"""... when this many of its characters are digits (an account, a phone number)."""
 
 USER: Final = "user"
 OPERATOR: Final = "operator"
@@ -210,6 +219,10 @@ class _Index:
         before = self.texts.get(origin)
         self.texts[origin] = joined if before is None else before + _SEPARATOR + joined
 
+    def joined(self) -> str:
+        """Every compact text of the group, separated."""
+        return _SEPARATOR.join(self.texts.values())
+
     def holding(self, kind: str, key: str) -> list[str]:
         """The origins whose texts hold ``key`` (compact text, e-mail or URL)."""
         if kind == "email":
@@ -287,10 +300,10 @@ class Provenance:
             for index in (own, untrusted, plain):
                 found.update(index.holding(kind, key))
         whole = compact(text)
-        if not found and MIN_IDENTIFYING <= len(whole) <= MAX_COVERED:
-            covered = _covering(whole, untrusted.texts)
-            if covered is not None:
-                found.update(covered)
+        if not found and len(whole) >= MIN_IDENTIFYING:
+            part = _mixed(whole, untrusted.joined(), own.joined())
+            if part is not None:
+                found.update(_holders(whole, untrusted))
         return found
 
     def _leaf_trace(self, text: str) -> Trace | None:
@@ -304,11 +317,22 @@ class Provenance:
             holders = untrusted.holding(kind, key)
             if holders:
                 return Trace(_shown_part(text, kind, key), tuple(sorted(holders)))
-        if MIN_IDENTIFYING <= len(whole) <= MAX_COVERED:
-            covered = _covering(whole, untrusted.texts)
-            if covered is not None:
-                return Trace(_short(text), tuple(sorted(covered)))
+        if len(whole) >= MIN_IDENTIFYING:
+            part = _mixed(whole, untrusted.joined(), own.joined())
+            if part is not None:
+                shown = _short(text) if part == whole else _short(part)
+                return Trace(shown, tuple(sorted(_holders(whole, untrusted))))
         return None
+
+
+def _holders(part: str, untrusted: _Index) -> set[str]:
+    """The untrusted origins holding ``part`` or, for a value put together, a piece."""
+    found = set(untrusted.holding("text", part))
+    if not found:
+        for origin, text in untrusted.texts.items():
+            if any(part[i : i + MIN_FRAGMENT] in text for i in range(len(part) - MIN_FRAGMENT + 1)):
+                found.add(origin)
+    return found
 
 
 def _words(text: str) -> list[str]:
@@ -356,27 +380,34 @@ def _codes(words: Sequence[str]) -> Iterator[str]:
         run = []
 
 
-def _covering(whole: str, texts: dict[str, str]) -> set[str] | None:
-    """The origins of fragments (each at least :data:`MIN_FRAGMENT` long) that together
-    make up ``whole``, or None when ``texts`` cannot make it up."""
-    if not texts:
-        return None
+def _mixed(whole: str, untrusted: str, own: str) -> str | None:
+    """An untrusted stretch of ``whole`` that the user's and operator's texts (``own``)
+    cannot supply: a *stretch* (at least :data:`MIN_STRETCH` letters and digits,
+    :data:`MIN_STRETCH_DIGITS` of them digits, found in ``untrusted``), or else the
+    whole value when fragments of ``untrusted`` and ``own`` (each at least
+    :data:`MIN_FRAGMENT` long, one of them the untrusted one's alone) make it up.
+    None when there is neither."""
     size = len(whole)
-    reach: list[set[str] | None] = [None] * (size + 1)
-    reach[0] = set()
+    if size > MAX_COVERED or not untrusted:
+        return None
+    reach: list[bool | None] = [None] * (size + 1)
+    reach[0] = False
     for start in range(size):
         came = reach[start]
+        far_untrusted = _longest_at(whole, start, untrusted)
+        far_own = _longest_at(whole, start, own) if own else 0
+        if far_untrusted > far_own:
+            stretch = whole[start : start + far_untrusted]
+            digits = sum(ch.isdigit() for ch in stretch)
+            if far_untrusted >= MIN_STRETCH and digits >= MIN_STRETCH_DIGITS:
+                return stretch
         if came is None:
             continue
-        for origin, text in texts.items():
-            longest = _longest_at(whole, start, text)
-            for end in range(start + MIN_FRAGMENT, start + longest + 1):
-                known = reach[end]
-                if known is None:
-                    reach[end] = {*came, origin}
-                elif end == size:
-                    known.add(origin)
-    return reach[size] or None
+        for end in range(start + MIN_FRAGMENT, start + max(far_untrusted, far_own) + 1):
+            mark = came or end > start + far_own  # beyond what the user's texts hold
+            if reach[end] is None or (mark and not reach[end]):
+                reach[end] = mark
+    return whole if reach[size] else None
 
 
 def _longest_at(whole: str, start: int, text: str) -> int:
