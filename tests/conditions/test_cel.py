@@ -50,6 +50,11 @@ def test_the_package_exports_what_it_documents() -> None:
             "Trace",
             "USER",
             "tool_origin",
+            "HELPERS",
+            "RUNS_KEY",
+            "CelExpression",
+            "Runs",
+            "compile_expression",
             "CelCondition",
             "Condition",
             "ConditionEvaluationError",
@@ -245,7 +250,7 @@ def test_names_bound_by_macros_and_runtime_names_are_known() -> None:
     ("source", "column", "hint_part"),
     [
         ("x.startswith('a')", 3, "`startsWith`"),
-        ("count(xs) > 1", 1, ""),
+        ("tally(xs) > 1", 1, ""),
         ("lower(name) == 'x'", 1, ""),
     ],
 )

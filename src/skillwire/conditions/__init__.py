@@ -21,6 +21,8 @@ from skillwire.conditions.cel import (
     compile_condition,
 )
 from skillwire.conditions.dialect import Rewrite, Token, rewrite, tokenize
+from skillwire.conditions.expression import CelExpression, compile_expression
+from skillwire.conditions.functions import HELPERS, RUNS_KEY, Runs
 from skillwire.conditions.provenance import (
     OPERATOR,
     PROVENANCE_KEY,
@@ -35,21 +37,26 @@ from skillwire.core.errors import ConditionEvaluationError, ConditionSyntaxError
 
 __all__ = [
     "FUNCTIONS",
+    "HELPERS",
     "OPERATOR",
     "PROVENANCE_FUNCTIONS",
     "PROVENANCE_KEY",
+    "RUNS_KEY",
     "RUNTIME_NAMES",
     "USER",
     "CelCondition",
+    "CelExpression",
     "Condition",
     "ConditionEvaluationError",
     "ConditionSyntaxError",
     "Provenance",
     "Rewrite",
+    "Runs",
     "Source",
     "Token",
     "Trace",
     "compile_condition",
+    "compile_expression",
     "rewrite",
     "tokenize",
     "tool_origin",

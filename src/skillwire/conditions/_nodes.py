@@ -30,7 +30,7 @@ from skillwire.conditions._values import (
     truth,
     unequal,
 )
-from skillwire.conditions.provenance import PROVENANCE_KEY, Provenance
+from skillwire.conditions.functions import HelperError
 from skillwire.core.patterns import PatternError, compile_pattern
 
 __all__ = [
@@ -46,7 +46,9 @@ __all__ = [
     "conjunction",
     "constant",
     "disjunction",
+    "helper_call",
     "indexing",
+    "job_call",
     "list_of",
     "macro",
     "negation",
@@ -54,7 +56,6 @@ __all__ = [
     "presence",
     "relation",
     "selection",
-    "sources_call",
     "text_relation",
     "variable",
 ]
@@ -350,19 +351,40 @@ def application(function: Callable[[Any], Any], argument: Expr) -> Expr:
     return Expr(lambda env: function(run(env)), reads=argument.reads)
 
 
-def sources_call(name: str, argument: Expr) -> Expr:
-    """``untrusted(argument)`` or ``origin(argument)``: read the job's
-    :class:`~skillwire.conditions.provenance.Provenance` (UNSURE without one)."""
-    run = argument.run
+def job_call(holder: type, key: str, method: str, arguments: Sequence[Expr]) -> Expr:
+    """``untrusted(x)``, ``origin(x)``, ``latest(tool, match)``: a method of the value
+    the environment holds under ``key`` (UNSURE without one, or when it cannot answer)."""
+    runs = tuple(argument.run for argument in arguments)
 
-    def read_sources(env: Env) -> Any:
-        value = run(env)
-        sources = env[PROVENANCE_KEY]
-        if value is UNSURE or not isinstance(sources, Provenance) or kind(value) is None:
+    def read_job(env: Env) -> Any:
+        values = [run(env) for run in runs]
+        found = env[key]
+        if not isinstance(found, holder) or any(kind(value) is None for value in values):
             return UNSURE
-        return sources.untrusted(value) if name == "untrusted" else sources.origins(value)
+        try:
+            return getattr(found, method)(*values)
+        except HelperError:
+            return UNSURE
 
-    return Expr(read_sources, reads=argument.reads | {PROVENANCE_KEY})
+    reads = frozenset().union(*(argument.reads for argument in arguments))
+    return Expr(read_job, reads=reads | {key})
+
+
+def helper_call(function: Callable[..., Any], arguments: Sequence[Expr]) -> Expr:
+    """``sum(xs)`` and the other pure helpers: UNSURE where the helper cannot answer."""
+    runs = tuple(argument.run for argument in arguments)
+
+    def call_helper(env: Env) -> Any:
+        values = [run(env) for run in runs]
+        if any(kind(value) is None for value in values):
+            return UNSURE
+        try:
+            return function(*values)
+        except (HelperError, TypeError):
+            return UNSURE
+
+    reads = frozenset().union(*(argument.reads for argument in arguments))
+    return Expr(call_helper, reads=reads)
 
 
 def text_relation(method: str, receiver: Expr, argument: Expr) -> Expr:

@@ -27,10 +27,11 @@ from typing import Any, Final
 import cel
 
 from skillwire.conditions import _matching
-from skillwire.conditions._fastpath import compile_fast_path
+from skillwire.conditions._fastpath import _HOLDERS, _JOB, compile_fast_path
 from skillwire.conditions._scanner import tokenize
 from skillwire.conditions.dialect import Rewrite, rewrite
-from skillwire.conditions.provenance import PROVENANCE_KEY, Provenance
+from skillwire.conditions.functions import HELPERS, RUNS_KEY
+from skillwire.conditions.provenance import PROVENANCE_KEY
 from skillwire.core.errors import ConditionEvaluationError, ConditionSyntaxError
 
 __all__ = [
@@ -45,7 +46,13 @@ PROVENANCE_FUNCTIONS: Final = frozenset({"untrusted", "origin"})
 """Functions that read the job's sources (:mod:`skillwire.conditions.provenance`),
 given to a condition under :data:`~skillwire.conditions.provenance.PROVENANCE_KEY`."""
 
-RUNTIME_NAMES: Final = frozenset({"args", "entities", "context", "history", "counts"})
+JOB_FUNCTIONS: Final[dict[str, tuple[str, str]]] = _JOB
+"""Functions that read the job: the key of the value they read and its method."""
+
+
+RUNTIME_NAMES: Final = frozenset(
+    {"args", "entities", "context", "history", "counts", "inputs", "facts", "now"}
+)
 """Names every condition may read besides the tool's own arguments (``docs/conditions.md``)."""
 
 FUNCTIONS: Final = frozenset(
@@ -55,7 +62,8 @@ FUNCTIONS: Final = frozenset(
         *("bytes", "double", "dyn", "int", "string", "type", "uint", "duration", "timestamp"),
         *("getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear"),
         *("getHours", "getMilliseconds", "getMinutes", "getMonth", "getSeconds"),
-        *PROVENANCE_FUNCTIONS,
+        *JOB_FUNCTIONS,
+        *HELPERS,
     }
 )
 """Functions, methods and macros a condition may call (the ones the CEL runtime defines)."""
@@ -76,6 +84,7 @@ class CelCondition:
 
     __slots__ = (
         "_arithmetic",
+        "_bound",
         "_constant",
         "_fast",
         "_functions",
@@ -89,7 +98,13 @@ class CelCondition:
     )
 
     def __init__(
-        self, rewritten: Rewrite, program: Any, required: tuple[str, ...], optional: tuple[str, ...]
+        self,
+        rewritten: Rewrite,
+        program: Any,
+        required: tuple[str, ...],
+        optional: tuple[str, ...],
+        *,
+        value: bool = False,
     ) -> None:
         self._rewrite = rewritten
         self._program = program
@@ -98,10 +113,16 @@ class CelCondition:
         if routed is not None:  # CEL calls our `matches`, compiled once, on our engine
             self._program = cel.compile(routed)
             self._functions = {_matching.FUNCTION: _matching.matches}
-        self._provenance = not PROVENANCE_FUNCTIONS.isdisjoint(rewritten.calls)
-        if self._provenance:
-            required = (*required, PROVENANCE_KEY)
-            self._functions = dict(self._functions or {})
+        calls = rewritten.calls
+        self._bound = tuple(
+            (name, *JOB_FUNCTIONS[name]) for name in sorted(calls) if name in JOB_FUNCTIONS
+        )
+        self._provenance = bool(self._bound)
+        helpers = {name: HELPERS[name] for name in calls if name in HELPERS}
+        if self._bound or helpers:
+            self._functions = {**(self._functions or {}), **helpers}
+        for key in dict.fromkeys(key for _, key, _ in self._bound):
+            required = (*required, key)
         self._required = required
         self._optional = optional
         self._arithmetic = rewritten.arithmetic
@@ -110,8 +131,8 @@ class CelCondition:
             (name, access) for name, access in rewritten.access.items() if not access.whole
         )
         self._constant: bool | None = None
-        self._fast = compile_fast_path(rewritten, required)
-        if not required and not optional:
+        self._fast = None if value else compile_fast_path(rewritten, required)
+        if not required and not optional and not value:
             self._constant = self._fold()
 
     @property
@@ -151,14 +172,29 @@ class CelCondition:
             answer = self._fast(variables)
             if answer is not None:
                 return answer
+        result = self._execute(variables)
+        if result is True or result is False:
+            return result
+        raise ConditionEvaluationError(
+            f"cannot evaluate `{self.source}`: it gives {type(result).__name__} "
+            f"{_shorten(repr(result))}, not true or false"
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.source!r})"
+
+    def _execute(self, variables: Mapping[str, Any]) -> Any:
+        """What CEL gives for the expression, on the parts of ``variables`` it reads."""
         try:
             values = {name: variables[name] for name in self._required}
         except KeyError as exc:
             missing = next((name for name in self._required if name not in variables), exc)
-            if missing == PROVENANCE_KEY:
+            if missing in (PROVENANCE_KEY, RUNS_KEY):
+                needs = ", ".join(f"{name}()" for name, key, _ in self._bound if key == missing)
                 raise ConditionEvaluationError(
-                    f"cannot evaluate `{self.source}`: untrusted() and origin() need the "
-                    "job's sources, and none were given"
+                    f"cannot evaluate `{self.source}`: {needs} need the job's "
+                    f"{'sources' if missing == PROVENANCE_KEY else 'history'}, "
+                    "and none was given"
                 ) from None
             raise ConditionEvaluationError(
                 f"cannot evaluate `{self.source}`: `{missing}` has no value"
@@ -182,26 +218,23 @@ class CelCondition:
             if not _is_native_panic(exc):
                 raise
             raise ConditionEvaluationError(self._failure(exc, values)) from exc
-        if result is True or result is False:
-            return result
-        raise ConditionEvaluationError(
-            f"cannot evaluate `{self.source}`: it gives {type(result).__name__} "
-            f"{_shorten(repr(result))}, not true or false"
-        )
-
-    def __repr__(self) -> str:
-        return f"CelCondition({self.source!r})"
+        return result
 
     def _context(self, values: dict[str, Any]) -> dict[str, Any]:
-        """The Python functions CEL calls; the job's sources taken out of ``values``."""
+        """The Python functions CEL calls; the job's sources and runs taken out of
+        ``values`` and bound to the functions that read them."""
         functions = self._functions
         assert functions is not None
         if not self._provenance:
             return functions
-        sources = values.pop(PROVENANCE_KEY)
-        if not isinstance(sources, Provenance):
-            raise TypeError("untrusted() and origin() need the job's sources")
-        return {**functions, "untrusted": sources.untrusted, "origin": sources.origins}
+        bound = dict(functions)
+        held = {key: values.pop(key) for key in {key for _, key, _ in self._bound}}
+        for name, key, method in self._bound:
+            holder = held[key]
+            if not isinstance(holder, _HOLDERS[key]):
+                raise TypeError(f"{name}() needs the job's {key.lstrip('$')}")
+            bound[name] = getattr(holder, method)
+        return bound
 
     def _fold(self) -> bool:
         """Evaluate a condition that reads no names once, at load (``always``, ``1 == 1.0``)."""
@@ -234,6 +267,14 @@ def compile_condition(source: str, *, known_names: Collection[str] | None = None
     whose ``column`` is the 1-based character position in ``source`` (for a condition
     spanning several lines, counted over the whole text).
     """
+    return CelCondition(*compiled_parts(source, known_names))
+
+
+def compiled_parts(
+    source: str, known_names: Collection[str] | None
+) -> tuple[Rewrite, Any, tuple[str, ...], tuple[str, ...]]:
+    """The parts of a compiled expression: the rewrite, CEL's program, the names it
+    must read and those it may (:func:`compile_condition` and the facts share them)."""
     rewritten = rewrite(source)
     program = _compile(rewritten)
     _check_calls(rewritten, program)
@@ -258,7 +299,7 @@ def compile_condition(source: str, *, known_names: Collection[str] | None = None
                     column=offset + 1,
                     hint=_name_hint(name, known),
                 )
-    return CelCondition(rewritten, program, tuple(required), tuple(optional))
+    return rewritten, program, tuple(required), tuple(optional)
 
 
 def _compile(rewritten: Rewrite) -> Any:
