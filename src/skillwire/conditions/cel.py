@@ -152,6 +152,17 @@ class CelCondition:
         ``untrusted`` or ``origin``)."""
         return self._names
 
+    def fields_read(self, name: str) -> frozenset[str] | None:
+        """The fields the expression selects from the variable ``name`` (``facts.total``
+        gives ``total``); None when it reads it some other way (whole, indexed, passed
+        to a function); empty when it does not read it."""
+        access = self._rewrite.access.get(name)
+        if access is None:
+            return frozenset() if name not in self._names else None
+        if access.whole:
+            return None
+        return frozenset(access.fields)
+
     @property
     def calls(self) -> frozenset[str]:
         """The functions and methods the author's text calls."""

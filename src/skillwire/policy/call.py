@@ -7,6 +7,8 @@ serves jobs, simulations with per-agent state, and any other agent framework.
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -16,8 +18,11 @@ from typing import Any
 from skillwire.conditions import (
     OPERATOR,
     PROVENANCE_KEY,
+    RUNS_KEY,
     USER,
+    CelExpression,
     Provenance,
+    Runs,
     Source,
     tool_origin,
 )
@@ -147,6 +152,12 @@ class GateCall:
     """The tools (full names) declared ``trust: untrusted``."""
     trusted_tools: frozenset[str] = frozenset()
     """The skill's other tools: a run of a tool in neither set is untrusted."""
+    now: datetime.datetime | None = None
+    """The job's clock, as the caller gave it (``now`` in conditions)."""
+    facts: Mapping[str, CelExpression] = field(default_factory=dict)
+    """The skill's facts this tool's rules read, in declaration order."""
+    fact_values: dict[str, Any] | None = None
+    """The facts computed for this call (None until a condition reads ``facts``)."""
     _variables: _Variables | None = field(default=None, repr=False)
     _provenance: Provenance | None = field(default=None, repr=False)
     outcomes: dict[str, bool | ConditionEvaluationError] = field(default_factory=dict, repr=False)
@@ -218,7 +229,8 @@ class _Variables(Mapping[str, Any]):
 
     __slots__ = ("_cache", "_call")
 
-    _RUNTIME = ("args", "entities", "context", "history", "counts")
+    _RUNTIME = ("args", "entities", "context", "history", "counts", "inputs", "facts")
+    _HIDDEN = (PROVENANCE_KEY, RUNS_KEY)
 
     def __init__(self, call: GateCall) -> None:
         self._call = call
@@ -239,6 +251,21 @@ class _Variables(Mapping[str, Any]):
             value = [run.as_dict() for run in call.history]
         elif name == PROVENANCE_KEY:
             value = call.provenance
+        elif name == RUNS_KEY:
+            value = Runs(call.history, call.tools)
+        elif name == "inputs":
+            value = dict(call.inputs)
+        elif name == "now":
+            if call.now is None:
+                raise KeyError(name)
+            value = call.now
+        elif name == "facts":
+            value = {}
+            self._cache[name] = value  # a fact reads the ones before it from this dict
+            for fact, expression in call.facts.items():  # in order; one without a value
+                with contextlib.suppress(ConditionEvaluationError):  # fails closed if read
+                    value[fact] = expression.evaluate(self)
+            call.fact_values = value
         elif name == "counts":
             runs: dict[str, int] = {}
             for run in call.history:
@@ -258,14 +285,18 @@ class _Variables(Mapping[str, Any]):
         return value
 
     def __contains__(self, name: object) -> bool:
-        if name in self._RUNTIME or name == PROVENANCE_KEY:
+        if name in self._RUNTIME or name in self._HIDDEN:
             return True
+        if name == "now":
+            return self._call.now is not None
         call = self._call
         return isinstance(name, str) and (call.args.get(name) is not None or name in call.defaults)
 
     def __iter__(self) -> Iterator[str]:
         call = self._call
         yield from self._RUNTIME
+        if call.now is not None:
+            yield "now"
         yield from (k for k, v in call.args.items() if k not in self._RUNTIME and v is not None)
         yield from (k for k in call.defaults if k not in self._RUNTIME and call.args.get(k) is None)
 
