@@ -291,6 +291,7 @@ def test_the_examples_and_fixtures_still_load() -> None:
     result = load_paths([EXAMPLES, FIXTURES / "spec_000_domain.yaml"])
     assert result.report.ok, [str(i) for r in result.report.skills for i in r.errors]
     assert sorted(result.skills) == [
+        "booking",
         "inbox-assistant",
         "refund-support",
         "refund-support-pkg",

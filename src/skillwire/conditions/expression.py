@@ -44,4 +44,3 @@ class CelExpression(CelCondition):
 def compile_expression(source: str, *, known_names: Collection[str] | None = None) -> CelExpression:
     """Compile an expression that gives a value, as :func:`compile_condition` does."""
     return CelExpression(*compiled_parts(source, known_names))
-
