@@ -51,6 +51,8 @@ def test_the_package_exports_what_it_documents() -> None:
             "USER",
             "tool_origin",
             "HELPERS",
+            "Normalised",
+            "normalised",
             "RUNS_KEY",
             "CelExpression",
             "Runs",

@@ -27,9 +27,11 @@ from skillwire.conditions.provenance import (
     OPERATOR,
     PROVENANCE_KEY,
     USER,
+    Normalised,
     Provenance,
     Source,
     Trace,
+    normalised,
     tool_origin,
 )
 from skillwire.core.conditions import Condition
@@ -49,6 +51,7 @@ __all__ = [
     "Condition",
     "ConditionEvaluationError",
     "ConditionSyntaxError",
+    "Normalised",
     "Provenance",
     "Rewrite",
     "Runs",
@@ -57,6 +60,7 @@ __all__ = [
     "Trace",
     "compile_condition",
     "compile_expression",
+    "normalised",
     "rewrite",
     "tokenize",
     "tool_origin",

@@ -161,6 +161,8 @@ class _Parser:
         self._at = 0
         self._required = required
         self._scope: list[tuple[str, int]] = []
+        self._maps = 0
+        """Inside the arguments of a function of the job: map literals are read."""
         self.slots = 0
         """Names bound by macros so far: each has a numbered slot in the environment."""
 
@@ -316,12 +318,39 @@ class _Parser:
                 self._at += 1
             self._expect("]")
             return nodes.list_of(items)
+        if token.kind == "op" and token.text == "{" and self._maps:
+            return self._map_literal()
         raise _Decline
+
+    def _map_literal(self) -> Expr:
+        """``{'key': value, ...}`` with distinct text keys (only as an argument of a
+        function of the job, which gets the same dict on either path)."""
+        keys: list[str] = []
+        values: list[Expr] = []
+        while not self._is("}"):
+            key = self._take()
+            if key.kind != "string":
+                raise _Decline
+            text = _text(key)
+            if text in keys:
+                raise _Decline  # CEL refuses a repeated key
+            self._expect(":")
+            keys.append(text)
+            values.append(self._expr())
+            if not self._is(","):
+                break
+            self._at += 1
+        self._expect("}")
+        return nodes.map_of(keys, values)
 
     def _name(self, word: str) -> Expr:
         if self._is("("):
             self._at += 1
-            args = self._arguments()
+            self._maps += word in _JOB
+            try:
+                args = self._arguments()
+            finally:
+                self._maps -= word in _JOB
             if word in _JOB:
                 key, method = _JOB[word]
                 return nodes.job_call(_HOLDERS[key], key, method, args)

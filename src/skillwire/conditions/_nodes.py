@@ -51,6 +51,7 @@ __all__ = [
     "job_call",
     "list_of",
     "macro",
+    "map_of",
     "negation",
     "pattern_match",
     "presence",
@@ -105,6 +106,23 @@ def variable(key: str | int) -> Expr:
 def constant(value: Any) -> Expr:
     """A value known at load."""
     return Expr(lambda env: value, constant=value)
+
+
+def map_of(keys: Sequence[str], values: Sequence[Expr]) -> Expr:
+    """``{'k': v, ...}`` with text keys: UNSURE if a value is one."""
+    runs = tuple(value.run for value in values)
+    names = tuple(keys)
+
+    def make_map(env: Env) -> Any:
+        found = {}
+        for key, run in zip(names, runs, strict=True):
+            value = run(env)
+            if kind(value) is None:
+                return UNSURE
+            found[key] = value
+        return found
+
+    return Expr(make_map, reads=frozenset().union(*(value.reads for value in values)))
 
 
 def list_of(items: Sequence[Expr]) -> Expr:

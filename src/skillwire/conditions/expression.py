@@ -28,7 +28,7 @@ class CelExpression(CelCondition):
         self, rewritten: Any, program: Any, required: tuple[str, ...], optional: tuple[str, ...]
     ) -> None:
         super().__init__(rewritten, program, required, optional, value=True)
-        self._value: FastValue | None = compile_fast_value(rewritten, required)
+        self._value: FastValue | None = compile_fast_value(rewritten, self._required)
 
     def evaluate(self, variables: Mapping[str, Any]) -> Any:
         """The expression's value; raises

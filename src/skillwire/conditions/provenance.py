@@ -38,6 +38,7 @@ across two results, or glued to one the user typed).
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -50,12 +51,14 @@ __all__ = [
     "OPERATOR",
     "PROVENANCE_KEY",
     "USER",
+    "Normalised",
     "Provenance",
     "Source",
     "Trace",
     "compact",
     "email_key",
     "fold",
+    "normalised",
     "tool_origin",
     "url_key",
 ]
@@ -97,11 +100,13 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).upper().casefold())
 
 
+@functools.lru_cache(maxsize=8192)
 def compact(text: str) -> str:
     """The folded text with everything but letters and digits dropped."""
     return "".join(ch for ch in fold(text) if ch.isalnum())
 
 
+@functools.lru_cache(maxsize=8192)
 def email_key(token: str) -> str | None:
     """The normalised e-mail address in one word of text (``<A+x@B.com>,`` gives
     ``a@b.com``), or None when it holds none."""
@@ -118,6 +123,7 @@ def email_key(token: str) -> str | None:
     return f"{local}@{domain}"
 
 
+@functools.lru_cache(maxsize=8192)
 def url_key(token: str) -> str | None:
     """The host and path of the URL in one word of text (``https://www.Ex.com/a/?q=1``
     gives ``ex.com/a``), or None when it holds none. A word without a scheme counts
@@ -174,6 +180,35 @@ def leaves(value: Any) -> Iterator[str]:
 
 
 @dataclass(frozen=True, slots=True)
+class Normalised:
+    """A value's texts as provenance compares them: the compact texts (separated), and
+    the e-mail addresses and URLs found in them."""
+
+    text: str
+    emails: frozenset[str]
+    urls: frozenset[str]
+
+
+def normalised(value: Any) -> Normalised:
+    """The normalised form of a JSON value (what :class:`Provenance` indexes; a caller
+    may compute it once for a value it passes again, such as a tool run's result)."""
+    texts: list[str] = []
+    emails: set[str] = set()
+    urls: set[str] = set()
+    for leaf in leaves(value):
+        texts.append(compact(leaf))
+        for word in _words(leaf):
+            found = email_key(word)
+            if found is not None:
+                emails.add(found)
+                continue
+            found = url_key(word)
+            if found is not None:
+                urls.add(found)
+    return Normalised(_SEPARATOR.join(texts), frozenset(emails), frozenset(urls))
+
+
+@dataclass(frozen=True, slots=True)
 class Source:
     """Something the job saw: ``origin`` is ``user``, ``operator`` or ``tool:<name>``;
     ``value`` is a text or any JSON value (a tool's result)."""
@@ -182,6 +217,12 @@ class Source:
     value: Any
     untrusted: bool = False
     """True for the output of a tool declared ``trust: untrusted``."""
+    form: Normalised | None = None
+    """``value`` normalised, when the caller has it already (else computed once)."""
+
+    def normalised(self) -> Normalised:
+        """:attr:`form`, or the value normalised now."""
+        return self.form if self.form is not None else normalised(self.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,23 +242,11 @@ class _Index:
     emails: dict[str, set[str]] = field(default_factory=dict)
     urls: dict[str, set[str]] = field(default_factory=dict)
 
-    def add(self, origin: str, value: Any) -> None:
-        texts: list[str] = []
-        emails = self.emails.setdefault(origin, set())
-        urls = self.urls.setdefault(origin, set())
-        for leaf in leaves(value):
-            texts.append(compact(leaf))
-            for word in _words(leaf):
-                found = email_key(word)
-                if found is not None:
-                    emails.add(found)
-                    continue
-                found = url_key(word)
-                if found is not None:
-                    urls.add(found)
-        joined = _SEPARATOR.join(texts)
+    def add(self, origin: str, found: Normalised) -> None:
+        self.emails.setdefault(origin, set()).update(found.emails)
+        self.urls.setdefault(origin, set()).update(found.urls)
         before = self.texts.get(origin)
-        self.texts[origin] = joined if before is None else before + _SEPARATOR + joined
+        self.texts[origin] = found.text if before is None else before + _SEPARATOR + found.text
 
     def joined(self) -> str:
         """Every compact text of the group, separated."""
@@ -239,13 +268,14 @@ class Provenance:
     shared between threads while it builds its indexes.
     """
 
-    __slots__ = ("_given", "_own", "_plain", "_untrusted")
+    __slots__ = ("_given", "_own", "_plain", "_traces", "_untrusted")
 
     def __init__(self, sources: Iterable[Source]) -> None:
         self._given = tuple(sources)
         self._own: _Index | None = None
         self._untrusted: _Index | None = None
         self._plain: _Index | None = None
+        self._traces: dict[str, Trace | None] = {}
 
     @property
     def sources(self) -> tuple[Source, ...]:
@@ -262,11 +292,11 @@ class Provenance:
             own, untrusted, plain = _Index(), _Index(), _Index()
             for source in self._given:
                 if source.origin in (USER, OPERATOR):
-                    own.add(source.origin, source.value)
+                    own.add(source.origin, source.normalised())
                 elif source.untrusted:
-                    untrusted.add(source.origin, source.value)
+                    untrusted.add(source.origin, source.normalised())
                 else:
-                    plain.add(source.origin, source.value)
+                    plain.add(source.origin, source.normalised())
             self._own, self._untrusted, self._plain = own, untrusted, plain
         return self._own, self._untrusted, self._plain
 
@@ -307,10 +337,21 @@ class Provenance:
         return found
 
     def _leaf_trace(self, text: str) -> Trace | None:
+        if text in self._traces:
+            return self._traces[text]
+        found = self._traced(text)
+        self._traces[text] = found
+        return found
+
+    def _traced(self, text: str) -> Trace | None:
         own, untrusted, _ = self._indexes()
         whole = compact(text)
         if whole and own.holding("text", whole):
             return None  # the user's or operator's own words
+        if len(whole) >= MIN_IDENTIFYING:
+            holders = untrusted.holding("text", whole)
+            if holders:
+                return Trace(_short(text), tuple(sorted(holders)))
         for kind, key in _parts(text):
             if own.holding(kind, key):
                 continue

@@ -21,9 +21,11 @@ from skillwire.conditions import (
     RUNS_KEY,
     USER,
     CelExpression,
+    Normalised,
     Provenance,
     Runs,
     Source,
+    normalised,
     tool_origin,
 )
 from skillwire.core.errors import ConditionEvaluationError
@@ -48,6 +50,17 @@ class ToolRun:
     ok: bool = True
     _plain: bool = field(default=False, init=False, repr=False, compare=False)
     """Set by the gate once it has found the run plain JSON (not walked again)."""
+    _form: Normalised | None = field(default=None, init=False, repr=False, compare=False)
+    """The result as provenance compares it, computed once (:meth:`normalised_result`)."""
+
+    def normalised_result(self) -> Normalised:
+        """The result normalised for provenance, once per run (a run is a record: its
+        result does not change after the gate has seen it)."""
+        form = self._form
+        if form is None:
+            form = normalised(self.result)
+            object.__setattr__(self, "_form", form)
+        return form
 
     def as_dict(self) -> dict[str, Any]:
         """The form conditions read: ``{tool, args, result, ok}``."""
@@ -186,7 +199,8 @@ class GateCall:
             trusted = self.trusted_tools
             for run in self.history:
                 untrusted = run.tool in self.untrusted_tools or run.tool not in trusted
-                sources.append(Source(tool_origin(run.tool), run.result, untrusted))
+                form = run.normalised_result() if run._plain else None
+                sources.append(Source(tool_origin(run.tool), run.result, untrusted, form))
             self._provenance = Provenance(sources)
         return self._provenance
 
