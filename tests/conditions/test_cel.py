@@ -47,6 +47,7 @@ def test_the_package_exports_what_it_documents() -> None:
             "Provenance",
             "RUNTIME_NAMES",
             "Source",
+            "ToolOutputs",
             "Trace",
             "USER",
             "tool_origin",

@@ -54,6 +54,7 @@ __all__ = [
     "Normalised",
     "Provenance",
     "Source",
+    "ToolOutputs",
     "Trace",
     "compact",
     "email_key",
@@ -248,6 +249,17 @@ class _Index:
         before = self.texts.get(origin)
         self.texts[origin] = found.text if before is None else before + _SEPARATOR + found.text
 
+    def copy_adding(self, origin: str, found: Normalised) -> _Index:
+        """A new index: this one with ``found`` added (this one is not changed)."""
+        emails = dict(self.emails)
+        emails[origin] = set(emails.get(origin, ())) | found.emails
+        urls = dict(self.urls)
+        urls[origin] = set(urls.get(origin, ())) | found.urls
+        texts = dict(self.texts)
+        before = texts.get(origin)
+        texts[origin] = found.text if before is None else before + _SEPARATOR + found.text
+        return _Index(texts, emails, urls)
+
     def joined(self) -> str:
         """Every compact text of the group, separated."""
         return _SEPARATOR.join(self.texts.values())
@@ -261,6 +273,32 @@ class _Index:
         return [o for o, text in self.texts.items() if key in text]
 
 
+class ToolOutputs:
+    """The tool results of a job, indexed (untrusted ones apart): built once for a
+    history and extended by one run at a time, so that checks of one job share it.
+    Immutable once built."""
+
+    __slots__ = ("plain", "untrusted")
+
+    def __init__(self, sources: Iterable[Source] = ()) -> None:
+        self.untrusted = _Index()
+        self.plain = _Index()
+        for source in sources:
+            (self.untrusted if source.untrusted else self.plain).add(
+                source.origin, source.normalised()
+            )
+
+    def extended(self, source: Source) -> ToolOutputs:
+        """A new index: this one with one more tool result."""
+        out = ToolOutputs()
+        out.untrusted, out.plain = self.untrusted, self.plain
+        if source.untrusted:
+            out.untrusted = self.untrusted.copy_adding(source.origin, source.normalised())
+        else:
+            out.plain = self.plain.copy_adding(source.origin, source.normalised())
+        return out
+
+
 class Provenance:
     """The sources of one job, normalised on first use; answers for values.
 
@@ -268,10 +306,13 @@ class Provenance:
     shared between threads while it builds its indexes.
     """
 
-    __slots__ = ("_given", "_own", "_plain", "_traces", "_untrusted")
+    __slots__ = ("_given", "_outputs", "_own", "_plain", "_traces", "_untrusted")
 
-    def __init__(self, sources: Iterable[Source]) -> None:
+    def __init__(self, sources: Iterable[Source], outputs: ToolOutputs | None = None) -> None:
+        """``sources`` in any order; ``outputs``: tool results indexed already (then
+        ``sources`` holds the rest)."""
         self._given = tuple(sources)
+        self._outputs = outputs
         self._own: _Index | None = None
         self._untrusted: _Index | None = None
         self._plain: _Index | None = None
@@ -285,18 +326,32 @@ class Provenance:
     @property
     def has_untrusted(self) -> bool:
         """Whether any source is untrusted (else nothing is untrusted)."""
+        if self._outputs is not None and self._outputs.untrusted.texts:
+            return True
         return any(source.untrusted for source in self._given)
 
     def _indexes(self) -> tuple[_Index, _Index, _Index]:
         if self._own is None or self._untrusted is None or self._plain is None:
-            own, untrusted, plain = _Index(), _Index(), _Index()
+            own = _Index()
+            tools = ToolOutputs(
+                source for source in self._given if source.origin not in (USER, OPERATOR)
+            )
             for source in self._given:
                 if source.origin in (USER, OPERATOR):
                     own.add(source.origin, source.normalised())
-                elif source.untrusted:
-                    untrusted.add(source.origin, source.normalised())
-                else:
-                    plain.add(source.origin, source.normalised())
+            untrusted, plain = tools.untrusted, tools.plain
+            if self._outputs is not None:
+                for origin, text in untrusted.texts.items():  # tool sources given loose
+                    found = Normalised(
+                        text, frozenset(untrusted.emails[origin]), frozenset(untrusted.urls[origin])
+                    )
+                    self._outputs = self._outputs.extended(Source(origin, None, True, found))
+                for origin, text in plain.texts.items():
+                    found = Normalised(
+                        text, frozenset(plain.emails[origin]), frozenset(plain.urls[origin])
+                    )
+                    self._outputs = self._outputs.extended(Source(origin, None, False, found))
+                untrusted, plain = self._outputs.untrusted, self._outputs.plain
             self._own, self._untrusted, self._plain = own, untrusted, plain
         return self._own, self._untrusted, self._plain
 
@@ -315,7 +370,7 @@ class Provenance:
 
     def trace(self, value: Any) -> Trace | None:
         """The first untrusted part of ``value`` and where it was found, or None."""
-        if not any(source.untrusted for source in self._given):
+        if not self.has_untrusted:
             return None
         for leaf in leaves(value):
             found = self._leaf_trace(leaf)
@@ -352,6 +407,8 @@ class Provenance:
             holders = untrusted.holding("text", whole)
             if holders:
                 return Trace(_short(text), tuple(sorted(holders)))
+        if len(whole) < MIN_IDENTIFYING and "@" not in text and "." not in text:
+            return None  # not identifying: no address, no URL, too short
         for kind, key in _parts(text):
             if own.holding(kind, key):
                 continue

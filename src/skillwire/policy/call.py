@@ -25,6 +25,7 @@ from skillwire.conditions import (
     Provenance,
     Runs,
     Source,
+    ToolOutputs,
     normalised,
     tool_origin,
 )
@@ -61,6 +62,10 @@ class ToolRun:
             form = normalised(self.result)
             object.__setattr__(self, "_form", form)
         return form
+
+    _outputs: Any = field(default=None, init=False, repr=False, compare=False)
+    """The results of the history ending with this run, indexed for provenance
+    (:meth:`GateCall._tool_outputs`): ``(runs, trust sets, ToolOutputs)``."""
 
     def as_dict(self) -> dict[str, Any]:
         """The form conditions read: ``{tool, args, result, ok}``."""
@@ -196,13 +201,36 @@ class GateCall:
                 sources.append(Source(USER, dict(self.inputs)))
             if self.context:
                 sources.append(Source(OPERATOR, dict(self.context)))
-            trusted = self.trusted_tools
-            for run in self.history:
-                untrusted = run.tool in self.untrusted_tools or run.tool not in trusted
-                form = run.normalised_result() if run._plain else None
-                sources.append(Source(tool_origin(run.tool), run.result, untrusted, form))
-            self._provenance = Provenance(sources)
+            self._provenance = Provenance(sources, self._tool_outputs())
         return self._provenance
+
+    def _source(self, run: ToolRun) -> Source:
+        untrusted = run.tool in self.untrusted_tools or run.tool not in self.trusted_tools
+        form = run.normalised_result() if run._plain else None
+        return Source(tool_origin(run.tool), run.result, untrusted, form)
+
+    def _tool_outputs(self) -> ToolOutputs:
+        """The history's results indexed, shared by the checks of one job: kept on the
+        last run (with the runs before it and the gate's trust sets it was built
+        for) and extended by one run from the one before."""
+        history = self.history
+        if not history:
+            return ToolOutputs()
+        runs = tuple(history)
+        key = (self.untrusted_tools, self.trusted_tools)
+        last = runs[-1]
+        if last._outputs is not None and _same_prefix(last._outputs, runs, key):
+            kept: ToolOutputs = last._outputs[2]
+            return kept
+        before = runs[-2]._outputs if len(runs) > 1 else None
+        if before is not None and _same_prefix(before, runs[:-1], key):
+            prefix: ToolOutputs = before[2]
+            outputs = prefix.extended(self._source(last))
+        else:
+            outputs = ToolOutputs(self._source(run) for run in runs)
+        if all(run._plain for run in runs):  # records: they do not change
+            object.__setattr__(last, "_outputs", (runs, key, outputs))
+        return outputs
 
     def grant_for(self, role: str, tool: str) -> ApprovalGrant | None:
         """The first grant by ``role`` that allows this call of ``tool`` (the same
@@ -316,3 +344,15 @@ class _Variables(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
+
+
+def _same_prefix(cached: Any, runs: tuple[ToolRun, ...], key: tuple[Any, Any]) -> bool:
+    """Whether an index kept on a run was built for exactly these runs (the same
+    objects) and the same trust sets (the same objects: one gate)."""
+    kept, kept_key = cached[0], cached[1]
+    return (
+        len(kept) == len(runs)
+        and kept_key[0] is key[0]
+        and kept_key[1] is key[1]
+        and all(a is b for a, b in zip(kept, runs, strict=True))
+    )
