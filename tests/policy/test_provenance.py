@@ -211,3 +211,25 @@ def test_the_shipped_example_has_no_unguarded_write() -> None:
     root = Path(__file__).resolve().parents[2]
     gate = Gate.for_skill(load_skill(root / "examples" / "inbox_assistant" / "domain.yaml"))
     assert not [f for f in gate.policy.findings if f.code == "untrusted-feeds-write"]
+
+
+def test_the_index_kept_on_runs_follows_the_history_and_the_gate(tmp_path: Path) -> None:
+    """The tool-output index is kept on a history's last run: a different prefix, one
+    more run, or another gate (another trust) must not reuse a wrong one."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    untrusting = gate_from(tmp_path / "a", INBOX)
+    trusting = gate_from(
+        tmp_path / "b",
+        INBOX.replace("trust: untrusted", "trust: trusted"),
+        base=BasePolicy.model_validate({"untrusted_writes": {"action": "approve"}}),
+    )
+    quiet = ToolRun("lookup_payee", {"name": "x"}, {"iban": "none"})
+    args = {"iban": IBAN, "amount": 5}
+    assert isinstance(trusting.check("pay", args, history=[INBOX_RUN, quiet]), Allow)
+    assert isinstance(untrusting.check("pay", args, history=[INBOX_RUN, quiet]), NeedApproval)
+    assert isinstance(untrusting.check("pay", args, history=[quiet]), Allow)  # other prefix
+    assert isinstance(untrusting.check("pay", args, history=[INBOX_RUN, quiet]), NeedApproval)
+    longer = [INBOX_RUN, quiet, ToolRun("lookup_payee", {"name": "y"}, {})]
+    assert isinstance(untrusting.check("pay", args, history=longer), NeedApproval)
+    assert isinstance(untrusting.check("pay", args, history=longer[1:]), Allow)
