@@ -32,7 +32,7 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 bench: $(STAMP)
-	for b in load_skills gate job_overhead concurrency offline_intent api sim tools; do \
+	for b in load_skills gate gate_provenance job_overhead concurrency offline_intent api sim tools; do \
 		$(BIN)/python -m bench.$$b || exit 1; done
 
 schemas: $(STAMP)

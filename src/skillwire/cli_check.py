@@ -92,6 +92,14 @@ def render_explain(skills: Iterable[Skill]) -> None:
                 rule["source"],
             )
         console.print(table)
+        if entry.get("facts"):
+            facts = Table(title=f"facts of {entry['skill']}")
+            for col in ("fact", "runs", "read by", "source"):
+                facts.add_column(col, overflow="fold")
+            for fact in entry["facts"]:
+                readers = "\n".join(fact["read_by"]) or "(no rule)"
+                facts.add_row(fact["name"], fact["expression"], readers, fact["source"])
+            console.print(facts)
         scoped = [
             (f"workflow {w['name']}" + ("" if w["required"] else " (not required)"), w)
             for w in entry.get("workflows") or []

@@ -41,7 +41,23 @@ def test_the_package_exports_what_it_documents() -> None:
     assert sorted(conditions.__all__) == sorted(
         [
             "FUNCTIONS",
+            "OPERATOR",
+            "PROVENANCE_FUNCTIONS",
+            "PROVENANCE_KEY",
+            "Provenance",
             "RUNTIME_NAMES",
+            "Source",
+            "ToolOutputs",
+            "Trace",
+            "USER",
+            "tool_origin",
+            "HELPERS",
+            "Normalised",
+            "normalised",
+            "RUNS_KEY",
+            "CelExpression",
+            "Runs",
+            "compile_expression",
             "CelCondition",
             "Condition",
             "ConditionEvaluationError",
@@ -237,7 +253,7 @@ def test_names_bound_by_macros_and_runtime_names_are_known() -> None:
     ("source", "column", "hint_part"),
     [
         ("x.startswith('a')", 3, "`startsWith`"),
-        ("count(xs) > 1", 1, ""),
+        ("tally(xs) > 1", 1, ""),
         ("lower(name) == 'x'", 1, ""),
     ],
 )

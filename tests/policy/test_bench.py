@@ -22,3 +22,12 @@ def test_bench_prints_one_json_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(out) == 1
     fields = json.loads(out[0])
     assert {"bench", "rules", "p50_us", "p99_us", "decisions_per_s"} <= set(fields)
+
+
+def test_the_provenance_bench_runs_every_kind_of_decision() -> None:
+    from bench import gate_provenance
+
+    line = gate_provenance.run(distinct=100, rounds=1)
+    assert (line["bench"], line["history"], line["decisions"]) == ("gate_provenance", 20, 100)
+    assert set(line["kinds"]) == {"allow", "block", "need_approval"}
+    assert line["p50_us"] <= line["p99_us"]

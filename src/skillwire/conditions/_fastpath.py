@@ -42,21 +42,69 @@ from typing import Any
 from skillwire.conditions import _nodes as nodes
 from skillwire.conditions._nodes import Expr
 from skillwire.conditions._scanner import Token, tokenize
-from skillwire.conditions._values import INT_MAX, INT_MIN, GiveUp, is_text, size_of, type_of
+from skillwire.conditions._values import (
+    INT_MAX,
+    INT_MIN,
+    UNSURE,
+    GiveUp,
+    is_text,
+    size_of,
+    type_of,
+)
 from skillwire.conditions.dialect import Rewrite
+from skillwire.conditions.functions import HELPERS, RUNS_KEY, Runs
+from skillwire.conditions.provenance import PROVENANCE_KEY, Provenance
 from skillwire.core.errors import ConditionSyntaxError, ControlFlowSignal
 
-__all__ = ["FastPath", "compile_fast_path", "string_value"]
+__all__ = ["FastPath", "FastValue", "compile_fast_path", "compile_fast_value", "string_value"]
 
 FastPath = Callable[[Mapping[str, Any]], bool | None]
 """Evaluates a condition on the caller's variables; None: ask CEL (a name may be missing)."""
 
 _CONSTANTS: dict[str, Any] = {"true": True, "false": False, "null": None}
+_JOB: dict[str, tuple[str, str]] = {
+    "untrusted": (PROVENANCE_KEY, "untrusted"),
+    "origin": (PROVENANCE_KEY, "origins"),
+    "latest": (RUNS_KEY, "latest"),
+}
+_HOLDERS: dict[str, type] = {PROVENANCE_KEY: Provenance, RUNS_KEY: Runs}
 _FUNCTIONS = {"size": size_of, "type": type_of}
 _ESCAPES = {
     "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
     "\\": "\\", "'": "'", '"': '"', "`": "`", "?": "?",
 }  # fmt: skip
+
+
+FastValue = Callable[[Mapping[str, Any]], Any]
+"""Evaluates an expression to its value; UNSURE: ask CEL."""
+
+_PLAIN = (dict, list, str, int, float, bool, type(None))
+
+
+def compile_fast_value(rewritten: Rewrite, required: Collection[str]) -> FastValue | None:
+    """The fast path of an expression that gives a value (a fact): None when the
+    expression leaves the subset or computes. The function returned gives the value as
+    the inputs hold it, or UNSURE (a missing name or field, a value it does not read, a
+    value that is not plainly JSON)."""
+    if rewritten.arithmetic:
+        return None
+    names = tuple(required)
+    try:
+        parser = _Parser(tokenize(rewritten.expression), frozenset(names))
+        root = parser.parse().run
+    except (_Decline, ConditionSyntaxError):
+        return None
+
+    def fast_value(variables: Mapping[str, Any]) -> Any:
+        try:
+            value = root({name: variables[name] for name in names})
+        except (KeyError, GiveUp):
+            return UNSURE
+        if type(value) is tuple:
+            value = list(value)
+        return value if type(value) in _PLAIN else UNSURE
+
+    return fast_value
 
 
 class _Decline(ControlFlowSignal):
@@ -113,6 +161,8 @@ class _Parser:
         self._at = 0
         self._required = required
         self._scope: list[tuple[str, int]] = []
+        self._maps = 0
+        """Inside the arguments of a function of the job: map literals are read."""
         self.slots = 0
         """Names bound by macros so far: each has a numbered slot in the environment."""
 
@@ -268,12 +318,44 @@ class _Parser:
                 self._at += 1
             self._expect("]")
             return nodes.list_of(items)
+        if token.kind == "op" and token.text == "{" and self._maps:
+            return self._map_literal()
         raise _Decline
+
+    def _map_literal(self) -> Expr:
+        """``{'key': value, ...}`` with distinct text keys (only as an argument of a
+        function of the job, which gets the same dict on either path)."""
+        keys: list[str] = []
+        values: list[Expr] = []
+        while not self._is("}"):
+            key = self._take()
+            if key.kind != "string":
+                raise _Decline
+            text = _text(key)
+            if text in keys:
+                raise _Decline  # CEL refuses a repeated key
+            self._expect(":")
+            keys.append(text)
+            values.append(self._expr())
+            if not self._is(","):
+                break
+            self._at += 1
+        self._expect("}")
+        return nodes.map_of(keys, values)
 
     def _name(self, word: str) -> Expr:
         if self._is("("):
             self._at += 1
-            args = self._arguments()
+            self._maps += word in _JOB
+            try:
+                args = self._arguments()
+            finally:
+                self._maps -= word in _JOB
+            if word in _JOB:
+                key, method = _JOB[word]
+                return nodes.job_call(_HOLDERS[key], key, method, args)
+            if word in HELPERS:
+                return nodes.helper_call(HELPERS[word], args)
             if len(args) != 1:
                 raise _Decline
             if word in _FUNCTIONS:

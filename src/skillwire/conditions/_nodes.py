@@ -30,6 +30,7 @@ from skillwire.conditions._values import (
     truth,
     unequal,
 )
+from skillwire.conditions.functions import HelperError
 from skillwire.core.patterns import PatternError, compile_pattern
 
 __all__ = [
@@ -45,9 +46,12 @@ __all__ = [
     "conjunction",
     "constant",
     "disjunction",
+    "helper_call",
     "indexing",
+    "job_call",
     "list_of",
     "macro",
+    "map_of",
     "negation",
     "pattern_match",
     "presence",
@@ -102,6 +106,23 @@ def variable(key: str | int) -> Expr:
 def constant(value: Any) -> Expr:
     """A value known at load."""
     return Expr(lambda env: value, constant=value)
+
+
+def map_of(keys: Sequence[str], values: Sequence[Expr]) -> Expr:
+    """``{'k': v, ...}`` with text keys: UNSURE if a value is one."""
+    runs = tuple(value.run for value in values)
+    names = tuple(keys)
+
+    def make_map(env: Env) -> Any:
+        found = {}
+        for key, run in zip(names, runs, strict=True):
+            value = run(env)
+            if kind(value) is None:
+                return UNSURE
+            found[key] = value
+        return found
+
+    return Expr(make_map, reads=frozenset().union(*(value.reads for value in values)))
 
 
 def list_of(items: Sequence[Expr]) -> Expr:
@@ -346,6 +367,42 @@ def application(function: Callable[[Any], Any], argument: Expr) -> Expr:
             return constant(value)
     run = argument.run
     return Expr(lambda env: function(run(env)), reads=argument.reads)
+
+
+def job_call(holder: type, key: str, method: str, arguments: Sequence[Expr]) -> Expr:
+    """``untrusted(x)``, ``origin(x)``, ``latest(tool, match)``: a method of the value
+    the environment holds under ``key`` (UNSURE without one, or when it cannot answer)."""
+    runs = tuple(argument.run for argument in arguments)
+
+    def read_job(env: Env) -> Any:
+        values = [run(env) for run in runs]
+        found = env[key]
+        if not isinstance(found, holder) or any(kind(value) is None for value in values):
+            return UNSURE
+        try:
+            return getattr(found, method)(*values)
+        except HelperError:
+            return UNSURE
+
+    reads = frozenset().union(*(argument.reads for argument in arguments))
+    return Expr(read_job, reads=reads | {key})
+
+
+def helper_call(function: Callable[..., Any], arguments: Sequence[Expr]) -> Expr:
+    """``sum(xs)`` and the other pure helpers: UNSURE where the helper cannot answer."""
+    runs = tuple(argument.run for argument in arguments)
+
+    def call_helper(env: Env) -> Any:
+        values = [run(env) for run in runs]
+        if any(kind(value) is None for value in values):
+            return UNSURE
+        try:
+            return function(*values)
+        except (HelperError, TypeError):
+            return UNSURE
+
+    reads = frozenset().union(*(argument.reads for argument in arguments))
+    return Expr(call_helper, reads=reads)
 
 
 def text_relation(method: str, receiver: Expr, argument: Expr) -> Expr:

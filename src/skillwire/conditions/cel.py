@@ -27,13 +27,32 @@ from typing import Any, Final
 import cel
 
 from skillwire.conditions import _matching
-from skillwire.conditions._fastpath import compile_fast_path
+from skillwire.conditions._fastpath import _HOLDERS, _JOB, compile_fast_path
+from skillwire.conditions._scanner import tokenize
 from skillwire.conditions.dialect import Rewrite, rewrite
+from skillwire.conditions.functions import HELPERS, RUNS_KEY
+from skillwire.conditions.provenance import PROVENANCE_KEY
 from skillwire.core.errors import ConditionEvaluationError, ConditionSyntaxError
 
-__all__ = ["FUNCTIONS", "RUNTIME_NAMES", "CelCondition", "compile_condition"]
+__all__ = [
+    "FUNCTIONS",
+    "PROVENANCE_FUNCTIONS",
+    "RUNTIME_NAMES",
+    "CelCondition",
+    "compile_condition",
+]
 
-RUNTIME_NAMES: Final = frozenset({"args", "entities", "context", "history", "counts"})
+PROVENANCE_FUNCTIONS: Final = frozenset({"untrusted", "origin"})
+"""Functions that read the job's sources (:mod:`skillwire.conditions.provenance`),
+given to a condition under :data:`~skillwire.conditions.provenance.PROVENANCE_KEY`."""
+
+JOB_FUNCTIONS: Final[dict[str, tuple[str, str]]] = _JOB
+"""Functions that read the job: the key of the value they read and its method."""
+
+
+RUNTIME_NAMES: Final = frozenset(
+    {"args", "entities", "context", "history", "counts", "inputs", "facts", "now"}
+)
 """Names every condition may read besides the tool's own arguments (``docs/conditions.md``)."""
 
 FUNCTIONS: Final = frozenset(
@@ -43,6 +62,8 @@ FUNCTIONS: Final = frozenset(
         *("bytes", "double", "dyn", "int", "string", "type", "uint", "duration", "timestamp"),
         *("getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear"),
         *("getHours", "getMilliseconds", "getMinutes", "getMonth", "getSeconds"),
+        *JOB_FUNCTIONS,
+        *HELPERS,
     }
 )
 """Functions, methods and macros a condition may call (the ones the CEL runtime defines)."""
@@ -63,6 +84,7 @@ class CelCondition:
 
     __slots__ = (
         "_arithmetic",
+        "_bound",
         "_constant",
         "_fast",
         "_functions",
@@ -70,12 +92,19 @@ class CelCondition:
         "_narrowed",
         "_optional",
         "_program",
+        "_provenance",
         "_required",
         "_rewrite",
     )
 
     def __init__(
-        self, rewritten: Rewrite, program: Any, required: tuple[str, ...], optional: tuple[str, ...]
+        self,
+        rewritten: Rewrite,
+        program: Any,
+        required: tuple[str, ...],
+        optional: tuple[str, ...],
+        *,
+        value: bool = False,
     ) -> None:
         self._rewrite = rewritten
         self._program = program
@@ -84,6 +113,16 @@ class CelCondition:
         if routed is not None:  # CEL calls our `matches`, compiled once, on our engine
             self._program = cel.compile(routed)
             self._functions = {_matching.FUNCTION: _matching.matches}
+        calls = rewritten.calls
+        self._bound = tuple(
+            (name, *JOB_FUNCTIONS[name]) for name in sorted(calls) if name in JOB_FUNCTIONS
+        )
+        self._provenance = bool(self._bound)
+        helpers = {name: HELPERS[name] for name in calls if name in HELPERS}
+        if self._bound or helpers:
+            self._functions = {**(self._functions or {}), **helpers}
+        for key in dict.fromkeys(key for _, key, _ in self._bound):
+            required = (*required, key)
         self._required = required
         self._optional = optional
         self._arithmetic = rewritten.arithmetic
@@ -92,8 +131,8 @@ class CelCondition:
             (name, access) for name, access in rewritten.access.items() if not access.whole
         )
         self._constant: bool | None = None
-        self._fast = compile_fast_path(rewritten, required)
-        if not required and not optional:
+        self._fast = None if value else compile_fast_path(rewritten, required)
+        if not required and not optional and not value:
             self._constant = self._fold()
 
     @property
@@ -108,8 +147,26 @@ class CelCondition:
 
     @property
     def names(self) -> frozenset[str]:
-        """The top-level variable names the expression reads."""
+        """The top-level variable names the expression reads (with
+        :data:`~skillwire.conditions.provenance.PROVENANCE_KEY` when it calls
+        ``untrusted`` or ``origin``)."""
         return self._names
+
+    def fields_read(self, name: str) -> frozenset[str] | None:
+        """The fields the expression selects from the variable ``name`` (``facts.total``
+        gives ``total``); None when it reads it some other way (whole, indexed, passed
+        to a function); empty when it does not read it."""
+        access = self._rewrite.access.get(name)
+        if access is None:
+            return frozenset() if name not in self._names else None
+        if access.whole:
+            return None
+        return frozenset(access.fields)
+
+    @property
+    def calls(self) -> frozenset[str]:
+        """The functions and methods the author's text calls."""
+        return frozenset(self._rewrite.calls)
 
     def evaluate(self, variables: Mapping[str, Any]) -> bool:
         """Evaluate against ``variables``; only the names the expression reads are passed.
@@ -126,10 +183,30 @@ class CelCondition:
             answer = self._fast(variables)
             if answer is not None:
                 return answer
+        result = self._execute(variables)
+        if result is True or result is False:
+            return result
+        raise ConditionEvaluationError(
+            f"cannot evaluate `{self.source}`: it gives {type(result).__name__} "
+            f"{_shorten(repr(result))}, not true or false"
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.source!r})"
+
+    def _execute(self, variables: Mapping[str, Any]) -> Any:
+        """What CEL gives for the expression, on the parts of ``variables`` it reads."""
         try:
             values = {name: variables[name] for name in self._required}
         except KeyError as exc:
             missing = next((name for name in self._required if name not in variables), exc)
+            if missing in (PROVENANCE_KEY, RUNS_KEY):
+                needs = ", ".join(f"{name}()" for name, key, _ in self._bound if key == missing)
+                raise ConditionEvaluationError(
+                    f"cannot evaluate `{self.source}`: {needs} need the job's "
+                    f"{'sources' if missing == PROVENANCE_KEY else 'history'}, "
+                    "and none was given"
+                ) from None
             raise ConditionEvaluationError(
                 f"cannot evaluate `{self.source}`: `{missing}` has no value"
             ) from None
@@ -145,22 +222,30 @@ class CelCondition:
             if self._functions is None:
                 result = self._program.execute(values)
             else:
-                result = self._program.execute(cel.Context(values, self._functions))
+                result = self._program.execute(cel.Context(values, self._context(values)))
         except Exception as exc:
             raise ConditionEvaluationError(self._failure(exc, values)) from exc
         except BaseException as exc:
             if not _is_native_panic(exc):
                 raise
             raise ConditionEvaluationError(self._failure(exc, values)) from exc
-        if result is True or result is False:
-            return result
-        raise ConditionEvaluationError(
-            f"cannot evaluate `{self.source}`: it gives {type(result).__name__} "
-            f"{_shorten(repr(result))}, not true or false"
-        )
+        return result
 
-    def __repr__(self) -> str:
-        return f"CelCondition({self.source!r})"
+    def _context(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The Python functions CEL calls; the job's sources and runs taken out of
+        ``values`` and bound to the functions that read them."""
+        functions = self._functions
+        assert functions is not None
+        if not self._provenance:
+            return functions
+        bound = dict(functions)
+        held = {key: values.pop(key) for key in {key for _, key, _ in self._bound}}
+        for name, key, method in self._bound:
+            holder = held[key]
+            if not isinstance(holder, _HOLDERS[key]):
+                raise TypeError(f"{name}() needs the job's {key.lstrip('$')}")
+            bound[name] = getattr(holder, method)
+        return bound
 
     def _fold(self) -> bool:
         """Evaluate a condition that reads no names once, at load (``always``, ``1 == 1.0``)."""
@@ -193,9 +278,18 @@ def compile_condition(source: str, *, known_names: Collection[str] | None = None
     whose ``column`` is the 1-based character position in ``source`` (for a condition
     spanning several lines, counted over the whole text).
     """
+    return CelCondition(*compiled_parts(source, known_names))
+
+
+def compiled_parts(
+    source: str, known_names: Collection[str] | None
+) -> tuple[Rewrite, Any, tuple[str, ...], tuple[str, ...]]:
+    """The parts of a compiled expression: the rewrite, CEL's program, the names it
+    must read and those it may (:func:`compile_condition` and the facts share them)."""
     rewritten = rewrite(source)
     program = _compile(rewritten)
     _check_calls(rewritten, program)
+    _check_source_calls(rewritten)
     _matching.check_literal_patterns(rewritten)
     known = None if known_names is None else frozenset(known_names)
     required: dict[str, int] = {}
@@ -216,7 +310,7 @@ def compile_condition(source: str, *, known_names: Collection[str] | None = None
                     column=offset + 1,
                     hint=_name_hint(name, known),
                 )
-    return CelCondition(rewritten, program, tuple(required), tuple(optional))
+    return rewritten, program, tuple(required), tuple(optional)
 
 
 def _compile(rewritten: Rewrite) -> Any:
@@ -262,6 +356,41 @@ def _check_calls(rewritten: Rewrite, program: Any) -> None:
     for name in program.functions():
         if name[:1].isalpha() and name not in FUNCTIONS:
             raise _unknown_function(name, 0)
+
+
+def _check_source_calls(rewritten: Rewrite) -> None:
+    """``untrusted`` and ``origin`` are functions of exactly one value."""
+    if PROVENANCE_FUNCTIONS.isdisjoint(rewritten.calls):
+        return
+    tokens = tokenize(rewritten.expression)
+    for at, token in enumerate(tokens):
+        if token.kind != "name" or token.text not in PROVENANCE_FUNCTIONS:
+            continue
+        column = rewritten.original_offset(token.start) + 1
+        if at and tokens[at - 1].text == ".":
+            raise ConditionSyntaxError(
+                f"`{token.text}` is a function, not a method",
+                column=column,
+                hint=f"write `{token.text}(args.x)`",
+            )
+        if tokens[at + 1].text != "(":
+            continue
+        depth, commas, empty = 0, 0, tokens[at + 2].text == ")"
+        for later in tokens[at + 1 :]:
+            if later.kind == "op" and later.text in "([{":
+                depth += 1
+            elif later.kind == "op" and later.text in ")]}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif later.kind == "op" and later.text == "," and depth == 1:
+                commas += 1
+        if commas or empty:
+            raise ConditionSyntaxError(
+                f"`{token.text}` takes one value",
+                column=column,
+                hint=f"write `{token.text}(args.x)`",
+            )
 
 
 def _unknown_function(name: str, column: int) -> ConditionSyntaxError:

@@ -60,6 +60,7 @@ a failure a caller is meant to see::
         └── (private to one package, defined where they are raised and caught)
             GiveUp, _Decline                                skillwire.conditions fast path
             MatchesError                                    skillwire.conditions matches()
+            HelperError                                     skillwire.conditions helpers
             RejectedNodeError, _DuplicateKeyError,          skillwire.skills readers, turned
             _NonFiniteConstantError                         into SkillIssue values
 

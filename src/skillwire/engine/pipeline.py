@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from skillwire.core.chat import ChatMessage, ChatModel, ToolCall
@@ -257,6 +258,8 @@ class Pipeline:
             stated_tool=proposal.stated_tool,
             stated_args=proposal.stated_args,
             correlation_ids=state.pending_grants,
+            user_texts=(state.message,),
+            now=datetime.now(UTC),
         )
         _record_decision(run, decision)
         if isinstance(decision, Allow):

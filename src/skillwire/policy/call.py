@@ -7,12 +7,28 @@ serves jobs, simulations with per-agent state, and any other agent framework.
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillwire.conditions import (
+    OPERATOR,
+    PROVENANCE_KEY,
+    RUNS_KEY,
+    USER,
+    CelExpression,
+    Normalised,
+    Provenance,
+    Runs,
+    Source,
+    ToolOutputs,
+    normalised,
+    tool_origin,
+)
 from skillwire.core.errors import ConditionEvaluationError
 from skillwire.policy.arguments import same_value
 
@@ -35,6 +51,21 @@ class ToolRun:
     ok: bool = True
     _plain: bool = field(default=False, init=False, repr=False, compare=False)
     """Set by the gate once it has found the run plain JSON (not walked again)."""
+    _form: Normalised | None = field(default=None, init=False, repr=False, compare=False)
+    """The result as provenance compares it, computed once (:meth:`normalised_result`)."""
+
+    def normalised_result(self) -> Normalised:
+        """The result normalised for provenance, once per run (a run is a record: its
+        result does not change after the gate has seen it)."""
+        form = self._form
+        if form is None:
+            form = normalised(self.result)
+            object.__setattr__(self, "_form", form)
+        return form
+
+    _outputs: Any = field(default=None, init=False, repr=False, compare=False)
+    """The results of the history ending with this run, indexed for provenance
+    (:meth:`GateCall._tool_outputs`): ``(runs, trust sets, ToolOutputs)``."""
 
     def as_dict(self) -> dict[str, Any]:
         """The form conditions read: ``{tool, args, result, ok}``."""
@@ -132,7 +163,21 @@ class GateCall:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     """The schema defaults of the tool's optional arguments (from the skill, never from
     the call): a condition reading an argument the call leaves out sees its default."""
+    user_texts: tuple[str, ...] = ()
+    """What the user wrote in this job (the request, later messages); their answers
+    are :attr:`inputs`."""
+    untrusted_tools: frozenset[str] = frozenset()
+    """The tools (full names) declared ``trust: untrusted``."""
+    trusted_tools: frozenset[str] = frozenset()
+    """The skill's other tools: a run of a tool in neither set is untrusted."""
+    now: datetime.datetime | None = None
+    """The job's clock, as the caller gave it (``now`` in conditions)."""
+    facts: Mapping[str, CelExpression] = field(default_factory=dict)
+    """The skill's facts this tool's rules read, in declaration order."""
+    fact_values: dict[str, Any] | None = None
+    """The facts computed for this call (None until a condition reads ``facts``)."""
     _variables: _Variables | None = field(default=None, repr=False)
+    _provenance: Provenance | None = field(default=None, repr=False)
     outcomes: dict[str, bool | ConditionEvaluationError] = field(default_factory=dict, repr=False)
     """Each condition's answer (or evaluation error) for this call, by CEL expression:
     rules that share a condition (``amount > 500`` as an approval, a sentence and a
@@ -145,6 +190,47 @@ class GateCall:
         if self._variables is None:
             self._variables = _Variables(self)
         return self._variables
+
+    @property
+    def provenance(self) -> Provenance:
+        """Where values came from: the user's texts and answers, the operator's context,
+        and every tool result (untrusted for a tool so declared, or not of the skill)."""
+        if self._provenance is None:
+            sources = [Source(USER, text) for text in self.user_texts]
+            if self.inputs:
+                sources.append(Source(USER, dict(self.inputs)))
+            if self.context:
+                sources.append(Source(OPERATOR, dict(self.context)))
+            self._provenance = Provenance(sources, self._tool_outputs())
+        return self._provenance
+
+    def _source(self, run: ToolRun) -> Source:
+        untrusted = run.tool in self.untrusted_tools or run.tool not in self.trusted_tools
+        form = run.normalised_result() if run._plain else None
+        return Source(tool_origin(run.tool), run.result, untrusted, form)
+
+    def _tool_outputs(self) -> ToolOutputs:
+        """The history's results indexed, shared by the checks of one job: kept on the
+        last run (with the runs before it and the gate's trust sets it was built
+        for) and extended by one run from the one before."""
+        history = self.history
+        if not history:
+            return ToolOutputs()
+        runs = tuple(history)
+        key = (self.untrusted_tools, self.trusted_tools)
+        last = runs[-1]
+        if last._outputs is not None and _same_prefix(last._outputs, runs, key):
+            kept: ToolOutputs = last._outputs[2]
+            return kept
+        before = runs[-2]._outputs if len(runs) > 1 else None
+        if before is not None and _same_prefix(before, runs[:-1], key):
+            prefix: ToolOutputs = before[2]
+            outputs = prefix.extended(self._source(last))
+        else:
+            outputs = ToolOutputs(self._source(run) for run in runs)
+        if all(run._plain for run in runs):  # records: they do not change
+            object.__setattr__(last, "_outputs", (runs, key, outputs))
+        return outputs
 
     def grant_for(self, role: str, tool: str) -> ApprovalGrant | None:
         """The first grant by ``role`` that allows this call of ``tool`` (the same
@@ -185,7 +271,8 @@ class _Variables(Mapping[str, Any]):
 
     __slots__ = ("_cache", "_call")
 
-    _RUNTIME = ("args", "entities", "context", "history", "counts")
+    _RUNTIME = ("args", "entities", "context", "history", "counts", "inputs", "facts")
+    _HIDDEN = (PROVENANCE_KEY, RUNS_KEY)
 
     def __init__(self, call: GateCall) -> None:
         self._call = call
@@ -204,6 +291,23 @@ class _Variables(Mapping[str, Any]):
             value = dict(call.context)
         elif name == "history":
             value = [run.as_dict() for run in call.history]
+        elif name == PROVENANCE_KEY:
+            value = call.provenance
+        elif name == RUNS_KEY:
+            value = Runs(call.history, call.tools)
+        elif name == "inputs":
+            value = dict(call.inputs)
+        elif name == "now":
+            if call.now is None:
+                raise KeyError(name)
+            value = call.now
+        elif name == "facts":
+            value = {}
+            self._cache[name] = value  # a fact reads the ones before it from this dict
+            for fact, expression in call.facts.items():  # in order; one without a value
+                with contextlib.suppress(ConditionEvaluationError):  # fails closed if read
+                    value[fact] = expression.evaluate(self)
+            call.fact_values = value
         elif name == "counts":
             runs: dict[str, int] = {}
             for run in call.history:
@@ -223,16 +327,32 @@ class _Variables(Mapping[str, Any]):
         return value
 
     def __contains__(self, name: object) -> bool:
-        if name in self._RUNTIME:
+        if name in self._RUNTIME or name in self._HIDDEN:
             return True
+        if name == "now":
+            return self._call.now is not None
         call = self._call
         return isinstance(name, str) and (call.args.get(name) is not None or name in call.defaults)
 
     def __iter__(self) -> Iterator[str]:
         call = self._call
         yield from self._RUNTIME
+        if call.now is not None:
+            yield "now"
         yield from (k for k, v in call.args.items() if k not in self._RUNTIME and v is not None)
         yield from (k for k in call.defaults if k not in self._RUNTIME and call.args.get(k) is None)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
+
+
+def _same_prefix(cached: Any, runs: tuple[ToolRun, ...], key: tuple[Any, Any]) -> bool:
+    """Whether an index kept on a run was built for exactly these runs (the same
+    objects) and the same trust sets (the same objects: one gate)."""
+    kept, kept_key = cached[0], cached[1]
+    return (
+        len(kept) == len(runs)
+        and kept_key[0] is key[0]
+        and kept_key[1] is key[1]
+        and all(a is b for a, b in zip(kept, runs, strict=True))
+    )

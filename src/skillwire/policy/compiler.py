@@ -28,6 +28,7 @@ from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation, format_path
 from skillwire.policy.decisions import ReasonCode
 from skillwire.policy.planner_budget import fit_planner_budget
+from skillwire.policy.provenance_check import provenance_findings
 from skillwire.policy.rules import (
     CompiledPolicy,
     CompiledRule,
@@ -200,6 +201,7 @@ def compile_policy(skill: Skill) -> CompiledPolicy:
     policy.text_rules, cut = fit_planner_budget(policy.text_rules)
     policy.findings.extend(cut)
     policy.findings.extend(scope_findings(skill))
+    policy.findings.extend(provenance_findings(skill, policy.rules))
     for tool in skill.tools:
         policy.by_tool[tool.name] = tuple(r for r in policy.rules if r.applies_to(tool.name))
     policy.findings.extend(approver_errors(policy.rules, b.approver))

@@ -23,8 +23,9 @@ def _scope(scope: IntentScope) -> list[str]:
 
 def explain_skill(skill: Skill, base: BasePolicy | None = None) -> dict[str, Any]:
     """Every compiled rule (kind, scope, CEL, the arguments a workflow step is bound by,
-    the intents it applies to, source), every text rule of ``skill``, and the intents
-    each workflow and each required input applies to."""
+    the intents it applies to, source), every text rule of ``skill``, each fact (its CEL,
+    source and the rules that read it), and the intents each workflow and each required
+    input applies to."""
     gate = Gate.for_skill(skill, base=base)
     policy = gate.policy
     rules: list[dict[str, Any]] = []
@@ -62,9 +63,19 @@ def explain_skill(skill: Skill, base: BasePolicy | None = None) -> dict[str, Any
                 "intents": _scope(None),
             }
         )
+    facts = gate.skill_facts
     return {
         "skill": skill.id,
         "rules": rules,
+        "facts": [
+            {
+                "name": name,
+                "expression": expression.expression,
+                "source": str(skill.locate(("facts", name))),
+                "read_by": [f"{rule.text} ({rule.source})" for rule in facts.readers.get(name, [])],
+            }
+            for name, expression in facts.expressions.items()
+        ],
         "workflows": [
             {
                 "name": wf.key(),

@@ -18,14 +18,15 @@ missing a required input is never allowed. ``docs/gate.md`` is the user's guide.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from skillwire.conditions import compile_condition
-from skillwire.core.errors import ConditionSyntaxError, SkillError
-from skillwire.core.issues import Severity, SkillIssue
+from skillwire.core.errors import SkillError
 from skillwire.policy.access import AccessPolicy, BasePolicy, merge_access
+from skillwire.policy.base_rules import UNTRUSTED_ARGUMENTS, base_rules
 from skillwire.policy.call import ApprovalGrant, GateCall, ToolRun
 from skillwire.policy.compiler import access_location, approver_errors, compile_policy
 from skillwire.policy.decisions import (
@@ -37,12 +38,15 @@ from skillwire.policy.decisions import (
     Reason,
     ReasonCode,
 )
+from skillwire.policy.facts import SkillFacts, shown_facts
 from skillwire.policy.gate_input import (
+    GateInputError,
     as_mapping,
     checked_correlations,
     checked_grants,
     checked_history,
     checked_intents,
+    checked_texts,
     not_plain,
     plain_state,
     shown,
@@ -62,9 +66,8 @@ from skillwire.policy.validators import (
 from skillwire.policy.validators_input import Approvals, ArgumentValidation, RequiredInputs
 from skillwire.policy.workflows import active_scope, step_scopes
 from skillwire.skills.model import Skill
-from skillwire.skills.semantics import RUNTIME_NAMES
 
-__all__ = ["Gate", "PreToolGate"]
+__all__ = ["UNTRUSTED_ARGUMENTS", "Gate", "PreToolGate"]
 
 _EMPTY: Mapping[str, Any] = {}
 _ALLOWED = (Reason(ReasonCode.ALLOWED, "all checks passed"),)
@@ -115,6 +118,12 @@ class Gate:
         for t in skill.tools:  # a package tool is also counted under its local name
             self._count_names.setdefault(t.name.removeprefix(f"{skill.id}."), t.name)
         self._counted = _counted(policy.rules, self._count_names)
+        self.skill_facts = SkillFacts(skill, policy.rules)
+        self._tool_facts = {
+            t.name: self.skill_facts.for_rules(policy.for_tool(t.name)) for t in skill.tools
+        }
+        self._untrusted = frozenset(t.name for t in skill.tools if t.untrusted)
+        self._trusted = frozenset(t.name for t in skill.tools if not t.untrusted)
 
     @classmethod
     def for_skill(cls, skill: Skill, *, base: BasePolicy | None = None) -> Gate:
@@ -123,7 +132,7 @@ class Gate:
         rule asks a role every caller holds (``user``) to approve."""
         base = base or BasePolicy()
         policy = compile_policy(skill)
-        policy.rules.extend(_base_rules(skill, base))
+        policy.rules.extend(base_rules(skill, base))
         access = merge_access(skill, base)
         policy.rules.extend(confirmation_rules(skill))
         for name in sorted(access.disabled_tools):
@@ -175,6 +184,8 @@ class Gate:
         stated_args: Mapping[str, Any] | None = None,
         effects: Sequence[str] = (),
         correlation_ids: Sequence[str] | None = None,
+        user_texts: Sequence[str] = (),
+        now: datetime.datetime | None = None,
     ) -> Decision:
         """Decide about one proposed call. Never raises for a bad proposal.
 
@@ -194,9 +205,16 @@ class Gate:
         proposal, which no earlier grant may allow). An :class:`Allow` lists the grants
         it used: the caller consumes them with the execution (see docs/gate.md).
 
+        ``user_texts`` is what the user wrote in this job (the request and any later
+        message); with ``inputs`` (their answers), ``context`` (the operator's) and the
+        results in ``history`` they are the sources ``untrusted()`` and ``origin()``
+        read (docs/conditions.md, "Where values came from"). ``now`` is the job's clock
+        (a timezone-aware datetime), which conditions and facts read as ``now``.
+
         Raises :class:`~skillwire.policy.gate_input.GateInputError` when what the caller
         keeps about the job (``context``, ``entities``, ``history``, ``inputs``,
-        ``approvals``, ``intent``, ``intents``, ``correlation_ids``) is not plain JSON; a
+        ``approvals``, ``intent``, ``intents``, ``correlation_ids``, ``user_texts``) is
+        not plain JSON; a
         proposal that is not is blocked.
         """
         context = as_mapping(context, "context")
@@ -206,6 +224,9 @@ class Gate:
         approvals = checked_grants(approvals)
         correlations = checked_correlations(correlation_ids)
         active = checked_intents(intent, intents)
+        said = checked_texts(user_texts)
+        if now is not None and (type(now) is not datetime.datetime or now.tzinfo is None):
+            raise GateInputError("now", f"expected a timezone-aware datetime, got {shown(now)}")
         if not isinstance(args, Mapping) and args is not None:
             plain_state(context, entities, inputs, _EMPTY)
             return _invalid(tool, {}, f"arguments must be an object, got {type(args).__name__}")
@@ -245,11 +266,19 @@ class Gate:
                 counted=self._counted,
                 correlations=correlations,
                 defaults=facts.defaults,
+                user_texts=said,
+                untrusted_tools=self._untrusted,
+                trusted_tools=self._trusted,
+                now=now,
+                facts=self._tool_facts.get(facts.name, _EMPTY),
             )
             found = Findings()
             for validator in self.validators:
                 validator.check(call, facts, found)
-            return _decide(call, facts, found)
+            decision = _decide(call, facts, found)
+            if call.fact_values is not None:
+                decision = self._with_facts(decision, call.fact_values)
+            return decision
         except Exception as exc:  # a defect must not let a call through: fail closed
             return Block(
                 facts.name,
@@ -262,6 +291,19 @@ class Gate:
                     ),
                 ),
             )
+
+    def _with_facts(self, decision: Decision, values: Mapping[str, Any]) -> Decision:
+        """The decision with each reason from a rule that reads facts followed by the
+        values of those facts (what the rule decided on)."""
+        by_source = self.skill_facts.by_source
+        reasons = []
+        for given in decision.reasons:
+            names = by_source.get(given.source) if given.source is not None else None
+            if names:
+                said = f"{given.message} ({shown_facts(names, values)})"
+                given = dataclasses.replace(given, message=said)  # noqa: PLW2901
+            reasons.append(given)
+        return dataclasses.replace(decision, reasons=tuple(reasons))
 
     def _canonical_history(self, history: Sequence[ToolRun]) -> Sequence[ToolRun]:
         """History with every tool under its full name (a package's local names and
@@ -411,79 +453,3 @@ def _field_schema(facts: ToolFacts, name: str) -> dict[str, Any]:
                 out["enum"] = list(req.options)
             return out
     return {"type": "string"}
-
-
-def _base_rules(skill: Skill, base: BasePolicy) -> list[CompiledRule]:
-    """The base policy's deny lists, approvals and limits, as rules of this skill.
-
-    A tool the base names by a package tool's local name or id is that tool.
-    """
-
-    def resolve(name: str) -> str:
-        tool = skill.tool(name)
-        return tool.name if tool else name
-
-    rules = []
-    for i, name in enumerate(base.deny_tools):
-        rules.append(
-            CompiledRule(
-                RuleKind.TOOL_DENY,
-                f"{name} is denied by the base policy",
-                (resolve(name),),
-                base.locate(("deny_tools", i)),
-                f"base.deny_tools[{i}]",
-                ReasonCode.TOOL_DENIED,
-            )
-        )
-    for i, approval in enumerate(base.approvals):
-        tool = skill.tool(approval.tool)
-        if tool is None:
-            continue
-        where = base.locate(("approvals", i))
-        condition = None
-        if approval.when is not None:
-            known = RUNTIME_NAMES | set(tool.input_names())
-            try:
-                condition = compile_condition(approval.when, known_names=known)
-            except ConditionSyntaxError as exc:
-                raise SkillError(
-                    [
-                        SkillIssue(
-                            Severity.ERROR,
-                            f"base policy approval {i} for {tool.name}: {exc.message}",
-                            base.locate(("approvals", i, "when")),
-                            code="invalid-condition",
-                            hint=exc.hint,
-                        )
-                    ]
-                ) from exc
-        text = approval.reason or (
-            f"{approval.tool} needs {approval.approver} approval (base policy)"
-            + (f" when {approval.when}" if approval.when else "")
-        )
-        rules.append(
-            CompiledRule(
-                RuleKind.APPROVAL,
-                text,
-                (tool.name,),
-                where,
-                f"base.approvals[{i}]",
-                ReasonCode.APPROVAL_REQUIRED,
-                condition=condition,
-                approver=approval.approver,
-                self_approval=approval.self_approval == "allowed",
-            )
-        )
-    for name, limit in base.max_calls.items():
-        rules.append(
-            CompiledRule(
-                RuleKind.MAX_CALLS,
-                f"{name} runs at most {limit} times per job (base policy)",
-                (resolve(name),),
-                base.locate(("max_calls", name)),
-                f"base.max_calls.{name}",
-                ReasonCode.MAX_CALLS,
-                limit=limit,
-            )
-        )
-    return rules

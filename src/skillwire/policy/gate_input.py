@@ -33,6 +33,7 @@ __all__ = [
     "checked_history",
     "checked_intents",
     "checked_mapping",
+    "checked_texts",
     "not_plain",
     "plain_state",
     "shown",
@@ -284,3 +285,23 @@ def checked_intents(intent: object, intents: object) -> frozenset[str]:
                 raise GateInputError(f"intents[{i}]", f"expected UTF-8 text, got {shown(given)}")
             active.add(given)
     return frozenset(active - {""})
+
+
+def checked_texts(texts: object) -> tuple[str, ...]:
+    """The user's texts a caller passes to the gate, as a tuple (one text is one text,
+    not its letters), each UTF-8 text, or :class:`GateInputError`."""
+    if type(texts) is str:
+        texts = (texts,)
+    if type(texts) is tuple and all(type(t) is str for t in texts):
+        found: tuple[str, ...] = texts
+    else:
+        if isinstance(texts, Mapping) or not isinstance(texts, Sequence):
+            raise GateInputError("user_texts", f"expected a list, got {type(texts).__name__}")
+        for i, given in enumerate(texts):
+            if type(given) is not str:
+                raise GateInputError(f"user_texts[{i}]", f"expected text, got {shown(given)}")
+        found = tuple(texts)
+    for i, text in enumerate(found):
+        if plain_dumps(text) is None:
+            raise GateInputError(f"user_texts[{i}]", "the text holds a lone surrogate (not UTF-8)")
+    return found

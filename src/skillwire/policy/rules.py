@@ -78,6 +78,9 @@ class CompiledRule:
     intents: frozenset[str] | None = None
     """The intents whose jobs the rule applies to (a scoped workflow's order); None:
     every intent."""
+    shows_origin: bool = False
+    """An approval whose reason names the untrusted arguments and where each was found
+    (the base policy's ``untrusted_writes``)."""
 
     def applies_to(self, tool: str) -> bool:
         """Whether the rule's scope includes ``tool`` (empty scope: every tool)."""

@@ -8,6 +8,7 @@ complete arguments, and an approval binds the exact arguments it was given for.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -126,6 +127,8 @@ class Approvals:
                 message = f"{exc}; approval asked (fail closed)"
             else:
                 message = rule.text
+                if rule.shows_origin and verdict:
+                    message = f"{message}: {untrusted_arguments(call)}"
             if not verdict:
                 continue
             approver = rule.approver or facts.skill.policy.default_approver
@@ -134,4 +137,22 @@ class Approvals:
                 if not any(g is grant for g in found.grants):
                     found.grants.append(grant)
                 continue
-            found.approvals.append((rule, Reason(rule.code, message, rule.text, rule.source)))
+            said = message if rule.shows_origin else rule.text  # the approver sees where
+            found.approvals.append((rule, Reason(rule.code, message, said, rule.source)))
+
+
+def untrusted_arguments(call: GateCall) -> str:
+    """Which arguments of ``call`` are untrusted and where each was found, for the
+    approver: ``to_iban "GB29..." is in the output of tool:read_inbox (untrusted), not
+    in the user's or operator's words``."""
+    provenance = call.provenance
+    parts: list[str] = []
+    for name, value in call.args.items():
+        trace = provenance.trace(value)
+        if trace is not None:
+            where = ", ".join(trace.origins)
+            parts.append(
+                f"{name} {json.dumps(trace.part, ensure_ascii=False)} is in the output of "
+                f"{where} (untrusted), not in the user's or operator's words"
+            )
+    return "; ".join(parts) or "an argument is in untrusted tool output"

@@ -24,7 +24,7 @@ from skillwire.skills.model_tools import SelfApproval
 from skillwire.skills.semantics import approver_problem
 from skillwire.skills.source import read_document
 
-__all__ = ["BaseApproval", "BasePolicy", "load_base_policy"]
+__all__ = ["BaseApproval", "BasePolicy", "UntrustedWrites", "load_base_policy"]
 
 
 class BaseApproval(SkillPart):
@@ -43,6 +43,18 @@ class BaseApproval(SkillPart):
     """Why, shown to the approver."""
 
 
+class UntrustedWrites(SkillPart):
+    """What happens to a write whose arguments came from untrusted tool output."""
+
+    action: Literal["approve", "allow"] = "approve"
+    """``approve`` (the default): a tool that writes (``effects`` or ``permanent``) and
+    is given a value that is ``untrusted()`` (see docs/conditions.md) needs approval, and
+    the approver is told where the value came from. ``allow``: only the skill's rules
+    decide."""
+    approver: str = "supervisor"
+    """The approving role."""
+
+
 class BasePolicy(SkillPart):
     """The operator's base policy (``skillwire-base-policy/v1``)."""
 
@@ -54,6 +66,8 @@ class BasePolicy(SkillPart):
     """Approvals that always apply."""
     max_calls: dict[str, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
     """Per-tool call limits per job."""
+    untrusted_writes: UntrustedWrites = Field(default_factory=UntrustedWrites)
+    """Approval for writes given values found only in untrusted tool output."""
     shell: ShellPolicy = Field(default_factory=ShellPolicy)
     """Shell policy: the allowed prefixes are the most any skill may use."""
     filesystem: FilesystemPolicy = Field(default_factory=FilesystemPolicy)
@@ -103,6 +117,17 @@ def load_base_policy(path: Path) -> BasePolicy:
         for i, approval in enumerate(policy.approvals)
         if (problem := approver_problem(approval.approver)) is not None
     ]
+    problem = approver_problem(policy.untrusted_writes.approver)
+    if problem is not None and policy.untrusted_writes.action == "approve":
+        roles.append(
+            SkillIssue(
+                Severity.ERROR,
+                f"base policy untrusted_writes: {problem}",
+                doc.locate(("untrusted_writes", "approver")),
+                ("untrusted_writes", "approver"),
+                code="approver-every-caller",
+            )
+        )
     if roles:
         raise SkillError(roles)
     policy._locator = doc.locate

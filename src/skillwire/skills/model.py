@@ -184,6 +184,9 @@ class DomainFile(SkillPart):
     """Engine settings, or a preset name."""
     required_inputs: list[RequiredInput] = Field(default_factory=list)
     """Values asked for before the first tool call (spec 001 hints)."""
+    facts: dict[str, str] = Field(default_factory=dict)
+    """Named expressions every condition may read as ``facts.<name>``, computed once per
+    gate check when a rule reads them (docs/conditions.md, "Facts")."""
     allowed_state_changes: list[str] | None = None
     """State changes tools may declare in ``effects``; none means no limit is declared."""
     tests: list[DryRunTest] = Field(default_factory=list)

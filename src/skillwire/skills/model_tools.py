@@ -280,6 +280,10 @@ class Tool(SkillPart):
     """State changes the tool makes; each must be in the skill's ``allowed_state_changes``."""
     permanent: bool = False
     """The tool's effects cannot be undone: it runs at most once per job (and key)."""
+    trust: Literal["trusted", "untrusted"] = "trusted"
+    """``untrusted`` when the tool's results can carry text written by others (mail,
+    web pages, chat messages): values found only there are ``untrusted()`` in conditions,
+    and the base policy asks approval for writes that use them (docs/conditions.md)."""
     idempotent: bool = False
     """Running it twice with the same arguments is harmless; a crash re-runs it."""
     preconditions: list[str] = Field(default_factory=list)
@@ -341,6 +345,17 @@ class Tool(SkillPart):
                 except ValidationError:
                     continue
         return fields
+
+    @property
+    def writes(self) -> bool:
+        """Whether the tool changes something: it declares ``effects`` or is
+        ``permanent`` (what the base policy's ``untrusted_writes`` guards)."""
+        return bool(self.effects) or self.permanent
+
+    @property
+    def untrusted(self) -> bool:
+        """Whether the tool's results can carry text written by others."""
+        return self.trust == "untrusted"
 
     def input_names(self) -> list[str]:
         """The argument names, in declaration order."""

@@ -20,6 +20,7 @@ from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.core.patterns import PatternError, compile_pattern, schema_pattern_problem
 from skillwire.skills._schema_check import schema_problem
+from skillwire.skills.facts import check_facts
 from skillwire.skills.model import DomainFile
 from skillwire.skills.model_policy import StructuredRule, WorkflowStep
 from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
@@ -105,6 +106,7 @@ def check_domain(
     issues += check_contract_supply(skill, locate)
     compiled, cond_issues = _compile_conditions(skill, locate_value)
     issues += cond_issues
+    issues += check_facts(skill.facts, compiled, locate_value)
     return issues, compiled
 
 

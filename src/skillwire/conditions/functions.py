@@ -1,0 +1,175 @@
+"""The helper functions conditions and facts may call, besides CEL's own.
+
+Pure functions of their arguments (the same Python function answers in the fast path
+and in CEL, so both give the same value; a function that cannot answer raises
+:class:`HelperError` and the condition fails closed):
+
+* ``sum(list)``, ``min(list)``, ``max(list)``: of a list of numbers (``min`` and ``max``
+  of an empty list cannot answer; ``sum`` of one is 0); ``count(list)``: its length;
+* ``normalize(text)``: the text folded (Unicode NFKC and case folding, as provenance
+  compares texts) with runs of white space made one space and the ends trimmed;
+* ``days_between(a, b)``: the days from ``a`` to ``b`` (a decimal number, negative when
+  ``b`` is earlier), each a timestamp or an ISO 8601 text (a date alone is midnight
+  UTC; a time without an offset is UTC).
+
+``latest(tool)`` and ``latest(tool, match)`` read the job's history
+(:class:`Runs`, under :data:`RUNS_KEY`): the most recent run of ``tool`` (its full or
+local name) whose arguments, or whose result, hold every key of the map ``match`` with
+an equal value; null when there is none. The run is ``{tool, args, result, ok}``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, Protocol
+
+from skillwire.conditions.provenance import fold
+from skillwire.core.errors import ControlFlowSignal
+
+__all__ = [
+    "HELPERS",
+    "RUNS_KEY",
+    "HelperError",
+    "Run",
+    "Runs",
+    "count",
+    "days_between",
+    "normalize",
+]
+
+RUNS_KEY: Final = "$runs"
+"""The key under which a condition's variables hold the job's :class:`Runs`."""
+
+
+class HelperError(ControlFlowSignal, ValueError):
+    """A helper cannot answer for these values; the condition fails closed."""
+
+
+class Run(Protocol):
+    """A tool run as the gate keeps it (:class:`skillwire.policy.ToolRun`)."""
+
+    @property
+    def tool(self) -> str: ...
+
+    @property
+    def args(self) -> Mapping[str, Any]: ...
+
+    @property
+    def result(self) -> Any: ...
+
+    @property
+    def ok(self) -> bool: ...
+
+
+def _numbers(values: Any, name: str) -> list[int | float]:
+    if type(values) not in (list, tuple):
+        raise HelperError(f"{name}() takes a list, not {type(values).__name__}")
+    for value in values:
+        if type(value) not in (int, float) or (type(value) is float and not math.isfinite(value)):
+            raise HelperError(f"{name}() takes numbers, not {type(value).__name__}")
+    return list(values)
+
+
+def total(values: Any) -> int | float:
+    """``sum(list)``."""
+    return sum(_numbers(values, "sum"))
+
+
+def least(values: Any) -> int | float:
+    """``min(list)``."""
+    numbers = _numbers(values, "min")
+    if not numbers:
+        raise HelperError("min() of an empty list")
+    return min(numbers)
+
+
+def most(values: Any) -> int | float:
+    """``max(list)``."""
+    numbers = _numbers(values, "max")
+    if not numbers:
+        raise HelperError("max() of an empty list")
+    return max(numbers)
+
+
+def count(values: Any) -> int:
+    """``count(list)``: the number of elements."""
+    if type(values) not in (list, tuple):
+        raise HelperError(f"count() takes a list, not {type(values).__name__}")
+    return len(values)
+
+
+def normalize(text: Any) -> str:
+    """``normalize(text)``."""
+    if type(text) is not str:
+        raise HelperError(f"normalize() takes text, not {type(text).__name__}")
+    return " ".join(fold(text).split())
+
+
+def _moment(value: Any) -> datetime.datetime:
+    if isinstance(value, datetime.datetime):
+        moment = value
+    elif type(value) is str:
+        try:
+            moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise HelperError(f"days_between(): {value!r} is not an ISO 8601 date") from None
+    else:
+        raise HelperError(f"days_between() takes timestamps, not {type(value).__name__}")
+    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)
+
+
+def days_between(start: Any, end: Any) -> float:
+    """``days_between(a, b)``."""
+    return (_moment(end) - _moment(start)).total_seconds() / 86400
+
+
+HELPERS: Final[Mapping[str, Callable[..., Any]]] = {
+    "sum": total,
+    "min": least,
+    "max": most,
+    "count": count,
+    "normalize": normalize,
+    "days_between": days_between,
+}
+"""The pure helpers by the name a condition calls them."""
+
+
+class Runs:
+    """The job's history for ``latest()``: runs oldest first, and the names a tool may be
+    called by (a package tool's local name) mapped to its full name."""
+
+    __slots__ = ("_names", "_runs")
+
+    def __init__(self, runs: Sequence[Run], names: Mapping[str, str] | None = None) -> None:
+        self._runs = runs
+        self._names = names or {}
+
+    def latest(self, tool: Any, match: Any = None) -> dict[str, Any] | None:
+        """``latest(tool, match)``; see the module."""
+        if type(tool) is not str:
+            raise HelperError(f"latest() takes a tool name, not {type(tool).__name__}")
+        if match is not None and not isinstance(match, Mapping):
+            raise HelperError(f"latest() matches a map, not {type(match).__name__}")
+        full = self._names.get(tool, tool)
+        for run in reversed(self._runs):
+            if run.tool != full:
+                continue
+            if match and not (_holds(run.args, match) or _holds(run.result, match)):
+                continue
+            args = run.args if type(run.args) is dict else dict(run.args)
+            return {"tool": run.tool, "args": args, "result": run.result, "ok": run.ok}
+        return None
+
+
+def _holds(found: Any, match: Mapping[str, Any]) -> bool:
+    if not isinstance(found, Mapping):
+        return False
+    return all(key in found and _same(found[key], value) for key, value in match.items())
+
+
+def _same(a: Any, b: Any) -> bool:
+    if type(a) in (int, float) and type(b) in (int, float):
+        return bool(a == b)
+    return bool(type(a) is type(b) and a == b)
