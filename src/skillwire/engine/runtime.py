@@ -219,11 +219,11 @@ class Runtime:
             run.event(EventKind.CREATED, message, skill=skill.id, context=ctx)
             run.record.status = JobStatus.RUNNING
             run.event(EventKind.STATUS, "running", status="running")
-            run.record.state = run.state.to_dict()
-            run.record = await self.store.create(run.record, run.new_events)
-            run.new_events = []
             with job_span(run.id, skill.id, "start") as traceparent:
-                run.state.trace = traceparent or ""
+                run.state.trace = traceparent or ""  # kept: the job's later spans' parent
+                run.record.state = run.state.to_dict()
+                run.record = await self.store.create(run.record, run.new_events)
+                run.new_events = []
                 run = await self._guarded(run, turn, self.pipeline.advance)
                 end_job(run.record.status, run.record.outcome_class)
             return await self._outcome(run, detail)
