@@ -83,7 +83,8 @@ def test_a_refund_job_makes_the_expected_span_tree(
     # one trace: the resume is a child of the start's span (which the job kept)
     assert start.parent is None
     kept = paused.record.state["trace"]  # saved with the job: any worker resumes its trace
-    assert kept == f"00-{start.context.trace_id:032x}-{start.context.span_id:016x}-01"
+    ctx = start.context
+    assert kept == f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{ctx.trace_flags:02x}"
     assert resume.parent is not None and resume.parent.span_id == start.context.span_id
     assert {s.context.trace_id for s in finished} == {start.context.trace_id}
 
