@@ -5,9 +5,11 @@ Only the CLI and the server import this module; the engine sees protocols only.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from skillwire.config import SkillwireConfig, load_config
 from skillwire.core.chat import ChatModel
@@ -40,6 +42,7 @@ __all__ = [
     "make_runtime",
     "open_store",
     "refuse_without_credentials",
+    "start_tracing",
 ]
 
 DEFAULT_DB = ".skillwire/jobs.db"
@@ -311,6 +314,7 @@ def make_runtime(
     ``config`` says; ``skills`` finds a stored job's skill (default: its source)."""
     from skillwire.models.offline import OfflineModel  # its classifier: intents.thresholds
 
+    start_tracing(config)
     base = base_policy(config)
     durability = config.runtime.durability if config is not None else "default"
     return Runtime(
@@ -321,4 +325,61 @@ def make_runtime(
         executors=make_executors(config, base),
         base_policy=base,
         skills=skills,
+    )
+
+
+def start_tracing(config: SkillwireConfig | None) -> bool:
+    """Turn the engine's spans on when ``config`` says so (``[tracing]``, or the
+    ``OTEL_*`` variables it read); whether they are on.
+
+    A tracer provider of the SDK set up already (``opentelemetry-instrument``, a
+    program embedding skillwire) is used as it is; otherwise one is made with the
+    configured exporter. Raises UsageError when the SDK or the OTLP exporter asked
+    for is not installed."""
+    from skillwire.core import tracing
+
+    if config is None or not config.tracing.enabled:
+        return tracing.enabled()
+    if tracing.enabled():
+        return True
+    try:
+        from opentelemetry import trace
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+    except ImportError:
+        raise UsageError(
+            "tracing is enabled but the OpenTelemetry SDK is not installed: "
+            "pip install 'skillwire[otel]'"
+        ) from None
+    current = trace.get_tracer_provider()
+    if isinstance(current, TracerProvider):
+        tracing.enable(current)
+        return True
+    named = {"service.name": config.tracing.service_name}
+    if os.environ.get("OTEL_SERVICE_NAME"):
+        named = {}  # the SDK reads it
+    provider = TracerProvider(resource=Resource.create(named))
+    exporter = ConsoleSpanExporter() if config.tracing.exporter == "console" else _otlp()
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    tracing.enable(provider)
+    return True
+
+
+def _otlp() -> Any:
+    """The OTLP span exporter (HTTP/protobuf; gRPC when only that one is installed)."""
+    import importlib
+
+    for transport in ("http", "grpc"):
+        try:
+            module = importlib.import_module(
+                f"opentelemetry.exporter.otlp.proto.{transport}.trace_exporter"
+            )
+        except ImportError:
+            continue
+        return module.OTLPSpanExporter()
+    raise UsageError(
+        '[tracing] exporter = "otlp" needs the OTLP exporter, which is not installed: '
+        'pip install opentelemetry-exporter-otlp-proto-http (or use exporter = "console")'
     )

@@ -20,6 +20,10 @@
     secrets_file = "secrets.toml"  # ID = "value" lines; the environment wins over it
     env = ["REFUND_API_TOKEN"]     # variables packages may read (none unless listed)
 
+    [tracing]                  # OpenTelemetry spans (docs/deploy.md, "Tracing")
+    enabled = true             # off by default; OTEL_TRACES_EXPORTER turns it on too
+    exporter = "console"       # console | otlp (OTEL_EXPORTER_OTLP_* say where)
+
     [models.local]
     backend = "openai"         # openai | anthropic | offline
     model = "llama3.1"
@@ -42,7 +46,9 @@
     key_sha256 = "..."         # ``skillwire keys hash KEY`` prints it
 
 The file is found by ``--config``, else ``$SKILLWIRE_CONFIG``, else ``./skillwire.toml``;
-``$SKILLWIRE_MODEL`` and ``$SKILLWIRE_GATE_MODEL`` override the runtime's choices. The
+``$SKILLWIRE_MODEL`` and ``$SKILLWIRE_GATE_MODEL`` override the runtime's choices, and
+``$OTEL_TRACES_EXPORTER`` (``console``, ``otlp``, ``none``) and ``$OTEL_SDK_DISABLED``
+the tracing ones. The
 model ``offline`` always exists. A skill's ``engine.model`` picks a configured model by
 name; an unconfigured name falls back to the default, and the caller is told.
 """
@@ -70,6 +76,7 @@ __all__ = [
     "ServerKey",
     "SkillwireConfig",
     "ToolsConfig",
+    "TracingConfig",
     "TrustConfig",
     "TrustFolder",
     "load_config",
@@ -247,6 +254,20 @@ class TrustConfig(BaseModel):
     """Folders and their policy."""
 
 
+class TracingConfig(BaseModel):
+    """OpenTelemetry spans of jobs, model calls, gate decisions and tool runs."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    enabled: bool = False
+    """Make and export spans (needs the ``otel`` extra: the OpenTelemetry SDK)."""
+    exporter: Literal["console", "otlp"] = "console"
+    """Where spans go: ``console`` (standard output) or ``otlp`` (needs the package
+    ``opentelemetry-exporter-otlp-proto-http``; ``OTEL_EXPORTER_OTLP_*`` say where)."""
+    service_name: str = Field(default="skillwire", min_length=1, max_length=200)
+    """The spans' ``service.name`` (``OTEL_SERVICE_NAME`` wins over it)."""
+
+
 class SkillwireConfig(BaseModel):
     """The whole configuration."""
 
@@ -260,6 +281,8 @@ class SkillwireConfig(BaseModel):
     """How tools run."""
     credentials: CredentialsConfig = Field(default_factory=CredentialsConfig)
     """Where package credentials come from."""
+    tracing: TracingConfig = Field(default_factory=TracingConfig)
+    """OpenTelemetry spans (off by default)."""
     models: dict[str, ModelConfig] = Field(default_factory=dict)
     """Named models."""
     trust: TrustConfig = Field(default_factory=TrustConfig)
@@ -308,6 +331,7 @@ def load_config(path: Path | None = None) -> SkillwireConfig:
         config.runtime.model = env_model
     if env_gate:
         config.runtime.gate_model = env_gate
+    _tracing_from_env(config.tracing)
     for name in (config.runtime.model, config.runtime.gate_model):
         if name and config.model_named(name) is None:
             raise UsageError(
@@ -335,3 +359,24 @@ def trust_policy(config: SkillwireConfig) -> TrustPolicy | None:
         keys=trusted_keys(at(k) for k in config.trust.keys),
         required=[at(f.path).resolve() for f in required],
     )
+
+
+def _tracing_from_env(tracing: TracingConfig) -> None:
+    """The standard OpenTelemetry variables win over the file: ``OTEL_SDK_DISABLED=true``
+    turns tracing off, ``OTEL_TRACES_EXPORTER`` on (``console``, ``otlp``) or off
+    (``none``)."""
+    if os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        tracing.enabled = False
+        return
+    chosen = os.environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+    if not chosen:
+        return
+    if chosen == "none":
+        tracing.enabled = False
+    elif chosen in ("console", "otlp"):
+        tracing.enabled = True
+        tracing.exporter = "console" if chosen == "console" else "otlp"
+    else:
+        raise UsageError(
+            f"OTEL_TRACES_EXPORTER={chosen!r}: skillwire exports to console, otlp or none"
+        )

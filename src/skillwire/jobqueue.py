@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillwire.core.errors import ConflictError, StoreUnavailableError, UsageError, VersionConflict
 from skillwire.core.job import JobStatus
+from skillwire.core.tracing import carrier, restored
 from skillwire.engine import Runtime
 
 if TYPE_CHECKING:
@@ -57,9 +58,11 @@ log = logging.getLogger("skillwire.worker")
 
 START = "skillwire.start"
 """The task that starts a job: ``job_id``, ``skill_source``, ``message``, ``owner``,
-``context``."""
+``context``, and ``trace`` when tracing is on (the enqueuer's W3C trace context:
+``traceparent``, ``tracestate``)."""
 RESUME = "skillwire.resume"
-"""The task that resumes a job: ``job_id`` and the keywords of ``Runtime.resume``."""
+"""The task that resumes a job: ``job_id``, the keywords of ``Runtime.resume`` and
+``trace`` as for :data:`START`."""
 
 
 def queue_name(skill_id: str) -> str:
@@ -133,6 +136,9 @@ class JobQueue:
     """The record each task last read of its job (a scripted model skips its calls)."""
 
     def __post_init__(self) -> None:
+        from skillwire.assembly import start_tracing
+
+        start_tracing(self.config)  # spans, and their context in the tasks, if asked
         procrastinate = _procrastinate()
         self.app = procrastinate.App(
             connector=procrastinate.PsycopgConnector(conninfo=self.url, min_size=1, max_size=4)
@@ -178,6 +184,9 @@ class JobQueue:
         deferrer = self.app.configure_task(
             name=task, queue=queue_name(skill_id), lock=f"job:{job_id}"
         )
+        trace = carrier()  # the W3C trace context, when tracing is on
+        if trace:
+            kwargs["trace"] = trace
         await deferrer.defer_async(job_id=job_id, **queueable(kwargs))
 
     # -- the tasks -------------------------------------------------------------------------
@@ -189,6 +198,13 @@ class JobQueue:
         message: str,
         owner: str,
         context: dict[str, Any],
+        trace: dict[str, str] | None = None,
+    ) -> None:
+        with restored(trace):  # the enqueuer's span is the job span's parent
+            await self._start_job(job_id, skill_source, message, owner, context)
+
+    async def _start_job(
+        self, job_id: str, skill_source: str, message: str, owner: str, context: dict[str, Any]
     ) -> None:
         store = self._store()
         if await store.get(job_id) is None:
@@ -202,7 +218,13 @@ class JobQueue:
                 pass  # created meanwhile by another run of this task: continue it
         await self._continue(job_id)
 
-    async def _resume(self, job_id: str, resume: dict[str, Any]) -> None:
+    async def _resume(
+        self, job_id: str, resume: dict[str, Any], trace: dict[str, str] | None = None
+    ) -> None:
+        with restored(trace):  # a link of the job span (the job keeps its own trace)
+            await self._resume_job(job_id, resume)
+
+    async def _resume_job(self, job_id: str, resume: dict[str, Any]) -> None:
         store = self._store()
         record = await store.get(job_id)
         if record is None:

@@ -20,6 +20,7 @@ from skillwire.core.executor import ExecutorRegistry
 from skillwire.core.job import EventKind, JobStatus, OutcomeClass
 from skillwire.core.plainjson import plain_dumps
 from skillwire.core.proposal import DoNothing, FinalAnswer, Proposal, ToolProposal
+from skillwire.core.tracing import end_gate, end_tool, gate_span, tool_span
 from skillwire.engine.adapter import ModelAdapter, parse_json_object, readable
 from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.finalization import FinalizationGate, ReplyPolisher
@@ -246,6 +247,7 @@ class Pipeline:
         state = run.state
         if proposal is not state.pending:
             state.pending_grants = []
+        span = gate_span(proposal.tool)  # None unless tracing is on
         decision = run.gate.check(
             proposal.tool,
             proposal.args,
@@ -261,7 +263,8 @@ class Pipeline:
             user_texts=(state.message,),
             now=datetime.now(UTC),
         )
-        _record_decision(run, decision)
+        reason_code = _record_decision(run, decision)
+        end_gate(span, decision.kind, reason_code, len(decision.reasons))
         if isinstance(decision, Allow):
             state.pending = None
             state.pending_grants = []
@@ -353,9 +356,11 @@ class Pipeline:
         # A run that waits gives its turn back meanwhile (turns.py); executors turn
         # errors into outcomes, so only a cancellation skips taking it again.
         had_turn = self.executors.waits(tool, root) and run.turn.give()
+        span = tool_span(tool.name, call_id, idempotent=tool.idempotent)
         outcome = await self.executors.execute(
             tool, dict(args), idempotency_key=key, skill_root=root
         )
+        end_tool(span, ok=outcome.ok)
         if had_turn:
             await run.turn.take()
         state.in_flight = None
@@ -443,17 +448,20 @@ def _denied_before(run: JobRun, proposal: ToolProposal) -> bool:
     return True
 
 
-def _record_decision(run: JobRun, decision: Decision) -> None:
+def _record_decision(run: JobRun, decision: Decision) -> str:
+    """Record the gate's decision; its first reason code."""
     first = decision.reasons[0] if decision.reasons else None
+    code = str(first.code) if first else ""
     run.event(
         EventKind.GATE_DECISION,
         f"{decision.kind}: {decision.tool}",
-        reason_code=str(first.code) if first else "",
+        reason_code=code,
         decision=decision.kind,
         tool=decision.tool,
         args=decision.args,
         reasons=[r.to_dict() for r in decision.reasons],
     )
+    return code
 
 
 def _entities(intent: Any, raw: Any) -> tuple[dict[str, Any], list[str]]:

@@ -45,6 +45,7 @@ from skillwire.core.job import (
     Waiting,
 )
 from skillwire.core.store import JobStore
+from skillwire.core.tracing import chat_span, end_chat
 from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.prompts import request_chars
 from skillwire.engine.state import JobState, RetryPoint
@@ -248,9 +249,11 @@ class JobRun:
         # (a model error is handled here too); a run ended by anything else (cancelled,
         # a bug) ends without taking it again.
         had_turn = self.turn.give()
+        span = chat_span(request.stage, model.name)  # None unless tracing is on
         try:
             response = await model.complete(request)
         except ModelError as exc:
+            end_chat(span, error=exc)
             self._record_call(model, request, prompt_chars, started, None, str(exc))
             if isinstance(exc, ModelUnavailableError):
                 # recorded, but not counted: no model answered, and an outage must not
@@ -260,8 +263,18 @@ class JobRun:
                 await self.turn.take()
             raise
         except Exception as exc:  # a bug in a backend: recorded, then the runtime's
+            end_chat(span, error=exc)
             self._record_call(model, request, prompt_chars, started, None, type(exc).__name__)
             raise
+        if span is not None:
+            usage = response.usage
+            end_chat(
+                span,
+                response_model=response.model,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                finish_reason=response.finish_reason,
+            )
         self._record_call(model, request, prompt_chars, started, response, "")
         self.state.retry = None  # a model answered: a retried stage is past its outage
         if had_turn:  # after the record: the latency is the model's, not the wait

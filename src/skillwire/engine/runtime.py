@@ -44,6 +44,7 @@ from skillwire.core.job import (
 )
 from skillwire.core.plainjson import mended, mended_text
 from skillwire.core.store import JobStore
+from skillwire.core.tracing import end_job, job_span
 from skillwire.engine.compiled import CompiledSkill, CompiledSkills, SkillResolver
 from skillwire.engine.pipeline import Pipeline
 from skillwire.engine.resume import apply_resume, recover_in_flight
@@ -223,10 +224,13 @@ class Runtime:
             run.event(EventKind.CREATED, message, skill=skill.id, context=ctx)
             run.record.status = JobStatus.RUNNING
             run.event(EventKind.STATUS, "running", status="running")
-            run.record.state = run.state.to_dict()
-            run.record = await self.store.create(run.record, run.new_events)
-            run.new_events = []
-            run = await self._guarded(run, turn, self.pipeline.advance)
+            with job_span(run.id, skill.id, "start") as traceparent:
+                run.state.trace = traceparent or ""  # kept: the job's later spans' parent
+                run.record.state = run.state.to_dict()
+                run.record = await self.store.create(run.record, run.new_events)
+                run.new_events = []
+                run = await self._guarded(run, turn, self.pipeline.advance)
+                end_job(run.record.status, run.record.outcome_class)
             return await self._outcome(run, detail)
 
     async def view(self, job_id: str, *, detail: bool = True) -> JobView:
@@ -294,21 +298,23 @@ class Runtime:
                     "(MODEL_UNAVAILABLE): there is nothing to retry"
                 )
             run = self._run(record, self.skills.of_record(record), turn)
-            try:
-                given = await apply_resume(
-                    run,
-                    self.pipeline,
-                    input=input,
-                    approval=approval,
-                    role=role,
-                    decided_by=decided_by,
-                    correlation_id=correlation_id,
-                    retry=retry,
-                )
-                if given:
-                    run = await self._guarded(run, turn, self.pipeline.advance)
-            except VersionConflict as exc:
-                raise ConflictError(f"job {job_id} changed meanwhile (resumed twice?)") from exc
+            with job_span(job_id, record.skill_id, "resume", run.state.trace):
+                try:
+                    given = await apply_resume(
+                        run,
+                        self.pipeline,
+                        input=input,
+                        approval=approval,
+                        role=role,
+                        decided_by=decided_by,
+                        correlation_id=correlation_id,
+                        retry=retry,
+                    )
+                    if given:
+                        run = await self._guarded(run, turn, self.pipeline.advance)
+                except VersionConflict as exc:
+                    raise ConflictError(f"job {job_id} changed meanwhile (resumed twice?)") from exc
+                end_job(run.record.status, run.record.outcome_class)
             return await self._outcome(run, detail)
 
     async def recover(self, job_id: str, *, detail: bool = True) -> JobView:
@@ -327,10 +333,12 @@ class Runtime:
                 return await self.view(job_id, detail=detail)
             run = self._run(record, self.skills.of_record(record), turn)
             run.event(EventKind.RECOVERED, "continuing after an interruption")
-            try:
-                run = await self._guarded(run, turn, self._continue)
-            except VersionConflict as exc:
-                raise ConflictError(f"job {job_id} is being worked on elsewhere") from exc
+            with job_span(job_id, record.skill_id, "recover", run.state.trace):
+                try:
+                    run = await self._guarded(run, turn, self._continue)
+                except VersionConflict as exc:
+                    raise ConflictError(f"job {job_id} is being worked on elsewhere") from exc
+                end_job(run.record.status, run.record.outcome_class)
             return await self._outcome(run, detail)
 
     async def _continue(self, run: JobRun) -> None:

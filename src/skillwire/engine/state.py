@@ -319,6 +319,9 @@ class JobState:
     retry: RetryPoint | None = None
     """The stage a model outage stopped, run again when the job is retried; cleared by
     the first model call that succeeds after (absent: none)."""
+    trace: str = ""
+    """The W3C traceparent of the span of the job's first unit of work, when it was
+    traced: later units are its children (:mod:`skillwire.core.tracing`; absent: none)."""
     _messages: list[ChatMessage] = field(default_factory=list, repr=False, compare=False)
     """:attr:`conversation` as messages, as far as read (not persisted)."""
 
@@ -361,6 +364,8 @@ class JobState:
             out["retry"] = self.retry.to_dict()
         if self.skill_version:
             out["skill_version"] = self.skill_version
+        if self.trace:
+            out["trace"] = self.trace
         return out
 
     @classmethod
@@ -399,6 +404,7 @@ class JobState:
             engine_errors=data.get("engine_errors", 0),
             blocks=list(data.get("blocks") or ()),
             retry=None if retry is None else RetryPoint.from_dict(retry),
+            trace=str(data.get("trace") or ""),
         )
 
     def runs(self) -> list[ToolRun]:

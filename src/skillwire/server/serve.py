@@ -64,7 +64,7 @@ def serve(
         import uvicorn
     except ImportError:
         raise UsageError("the server needs its extra: pip install 'skillwire[server]'") from None
-    from skillwire.assembly import db_label, default_db
+    from skillwire.assembly import db_label, default_db, start_tracing
     from skillwire.config import load_config
     from skillwire.server.app import ServerSettings, create_app
     from skillwire.server.auth import new_key
@@ -75,6 +75,7 @@ def serve(
         except ImportError:
             raise UsageError("--watch needs watchfiles: pip install 'skillwire[server]'") from None
     config = load_config(config_path)
+    start_tracing(config)  # [tracing], OTEL_TRACES_EXPORTER (docs/deploy.md)
     skill_paths = paths or default_skill_paths(config)
     dev_key = new_key() if dev else None
     if not config.server.keys and dev_key is None:
