@@ -32,6 +32,7 @@ def _demo(tmp_path: Path, mode: str) -> tuple[Path, ServerSettings]:
     config = server_config().model_copy(deep=True)
     config.runtime.base_policy = str(folder / "operator-policy.json")
     config.credentials.env = ["INVENTORY_TOKEN"]
+    config.server.enable = ["tools-demo"]  # the example's package is off by default
     return folder, ServerSettings(
         skill_paths=[folder.parent], db=tmp_path / "jobs.db", config=config
     )
