@@ -40,6 +40,14 @@ def test_a_named_file_that_is_missing_is_an_error(refund_pkg: Path, edit_package
     assert loaded and "missing-file" not in found
 
 
+def test_a_file_named_null_is_no_file_and_no_crash(refund_pkg: Path, edit_package: Edit) -> None:
+    """The fuzz test's find: ``"tests": null`` in ``files`` raised a TypeError."""
+    (refund_pkg / "tests.json").unlink()
+    edit_package("skill.json", lambda d: d["files"].update(tests=None))
+    loaded, found = codes(refund_pkg)
+    assert "missing-file" not in found, found
+
+
 @pytest.mark.parametrize(
     ("wanted", "ok"),
     [

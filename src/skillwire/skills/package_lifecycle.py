@@ -61,6 +61,8 @@ def lifecycle_findings(
     where: FieldPath
     for kind in sorted(names.model_fields_set - {"tools"}):  # tools.json: always required
         name = getattr(names, kind)
+        if not isinstance(name, str):  # ``"tests": null`` names no file
+            continue
         if not present(folder / name):
             where = ("files", kind)
             found.append(
