@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from skillwire.core.errors import NotFoundError
 from skillwire.core.store import SkillVersion
 from skillwire.store._skill_versions import decode_files, encode_files
 
@@ -71,8 +72,11 @@ async def read_versions(conn: AsyncConnection[Any], skill_id: str) -> list[Skill
 
 
 async def pin_skill(conn: AsyncConnection[Any], skill_id: str, version: str | None) -> None:
-    """Pin ``version`` of ``skill_id`` (the caller checked it is kept, in the same
-    transaction), or remove the pin (None)."""
+    """Pin ``version`` of ``skill_id``, or remove the pin (None). Raises
+    :class:`NotFoundError` for a version not kept (versions are never removed, so the
+    check holds until the transaction commits)."""
+    if version is not None and not await has_version(conn, skill_id, version):
+        raise NotFoundError(f"skill {skill_id} has no version {version} in this store")
     if version is None:
         await conn.execute("DELETE FROM skill_pins WHERE skill_id = %s", (skill_id,))
         return

@@ -22,7 +22,8 @@ version, source and format are text, the files a ``json`` document.
 
 Errors raised on purpose: ``StoreUnavailableError`` (the server cannot be reached, the
 URL is wrong, the extra is missing; the message never shows the password),
-``SchemaTooNewError``, ``JobStateTooNewError``, ``UsageError``, ``VersionConflict``, and a
+``SchemaTooNewError``, ``JobStateTooNewError``, ``UsageError``, ``VersionConflict``,
+``NotFoundError`` (a pin of a skill version not kept), and a
 ``TypeError`` when a value to persist is not plain JSON, all as the SQLite store does.
 """
 
@@ -39,7 +40,6 @@ import orjson
 
 from skillwire.core.errors import (
     JobStateTooNewError,
-    NotFoundError,
     StoreUnavailableError,
     UsageError,
     VersionConflict,
@@ -312,13 +312,10 @@ class PostgresJobStore:
     async def pin_skill(self, skill_id: str, version: str | None) -> None:
         """New jobs of ``skill_id`` start on ``version`` (None: on the loaded one).
         Raises NotFoundError for a version not kept."""
-        skill_id, version = _key(skill_id), None if version is None else _key(version)
         async with self._connection() as conn:
-            if version is not None and not await _pg_skill_versions.has_version(
-                conn, skill_id, version
-            ):
-                raise NotFoundError(f"skill {skill_id} has no version {version} in this store")
-            await _pg_skill_versions.pin_skill(conn, skill_id, version)
+            await _pg_skill_versions.pin_skill(
+                conn, _key(skill_id), None if version is None else _key(version)
+            )
 
     async def close(self) -> None:
         """Close the pool. Calls made after ``close`` raise :class:`UsageError`."""
