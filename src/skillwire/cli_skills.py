@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 if TYPE_CHECKING:
+    from skillwire.core.store import SkillVersionStore
     from skillwire.engine import JobView, Runtime
     from skillwire.skills.model import Skill
-    from skillwire.store import SQLiteJobStore
 
 __all__ = ["skills_app", "start_on_version"]
 
@@ -26,7 +26,11 @@ skills_app = typer.Typer(
 
 DbOption = Annotated[
     Path | None,
-    typer.Option("--db", help="SQLite file (default as for skillwire jobs)."),
+    typer.Option(
+        "--db",
+        help="SQLite file (default as for skillwire jobs: $SKILLWIRE_DB or runtime.db, "
+        "either may be a postgresql:// URL).",
+    ),
 ]
 
 
@@ -44,25 +48,23 @@ async def start_on_version(
     return await runtime.start(chosen, message, context=context)
 
 
-def _with_store(db: Path | None, work: Callable[[SQLiteJobStore], Awaitable[T]]) -> T:
-    from skillwire.assembly import default_db
+def _with_store(db: Path | None, work: Callable[[SkillVersionStore], Awaitable[T]]) -> T:
+    """Run ``work`` on the job store of ``db`` (default as for ``skillwire jobs``): a
+    SQLite file that must exist, or a ``postgresql://`` URL."""
+    from skillwire.assembly import db_exists, db_label, default_db, open_store
     from skillwire.config import load_config
     from skillwire.core.errors import NotFoundError, UsageError
-    from skillwire.store import SQLiteJobStore
+    from skillwire.core.store import SkillVersionStore
 
-    where = db or default_db(load_config())
-    if isinstance(where, str):  # a postgresql:// URL
-        raise UsageError(
-            "skill versions are kept by the SQLite job store only: the PostgreSQL store "
-            "does not keep them yet (its jobs resume on the skill as loaded)"
-        )
-    path = where
-    if not path.exists():
-        raise NotFoundError(f"no job database at {path}")
+    where = db if db is not None else default_db(load_config())
+    if not db_exists(where):
+        raise NotFoundError(f"no job database at {db_label(where)}")
 
     async def main() -> T:
-        store = SQLiteJobStore(path)
+        store = open_store(where)
         try:
+            if not isinstance(store, SkillVersionStore):
+                raise UsageError(f"the job store at {db_label(where)} keeps no skill versions")
             return await work(store)
         finally:
             await store.close()
@@ -83,7 +85,7 @@ def history(
     from skillwire.core.errors import NotFoundError
 
     def body() -> None:
-        async def read(store: SQLiteJobStore) -> list[Any]:
+        async def read(store: SkillVersionStore) -> list[Any]:
             return await store.skill_versions(name)
 
         versions = _with_store(db, read)
@@ -119,7 +121,7 @@ def diff(
     from skillwire.versioning import find_version, version_dir
 
     def body() -> None:
-        async def both(store: SQLiteJobStore) -> tuple[Any, Any]:
+        async def both(store: SkillVersionStore) -> tuple[Any, Any]:
             return await find_version(store, name, old), await find_version(store, name, new)
 
         first, second = _with_store(db, both)
@@ -153,7 +155,7 @@ def pin(
         if clear == (version is not None):
             raise UsageError("give a VERSION to pin, or --clear")
 
-        async def apply(store: SQLiteJobStore) -> str:
+        async def apply(store: SkillVersionStore) -> str:
             if version is None:
                 await store.pin_skill(name, None)
                 return f"{name}: pin removed"

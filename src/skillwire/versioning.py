@@ -26,7 +26,7 @@ def version_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="skillwire-versions-"))
 
 
-def _kept_by(store: JobStore) -> SkillVersionStore | None:
+def _kept_by(store: JobStore | SkillVersionStore) -> SkillVersionStore | None:
     return store if isinstance(store, SkillVersionStore) else None
 
 
@@ -69,7 +69,9 @@ async def skill_for_job(store: JobStore, record: JobRecord, current: Skill | Non
     )
 
 
-async def find_version(store: JobStore, skill_id: str, text: str) -> SkillVersion:
+async def find_version(
+    store: JobStore | SkillVersionStore, skill_id: str, text: str
+) -> SkillVersion:
     """The kept version of ``skill_id`` that is ``text`` or starts with it."""
     kept_by = _kept_by(store)
     if kept_by is None:

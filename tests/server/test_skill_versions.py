@@ -107,42 +107,43 @@ def cli(*args: str | Path) -> Result:
 
 
 def test_cli_resume_history_diff_and_pin(tmp_path: Path) -> None:
+    check_cli_versions(tmp_path, ["--db", tmp_path / "jobs.db"])
+
+
+def check_cli_versions(tmp_path: Path, db: list[str | Path]) -> None:
+    """Run, resume on v1 after v2, history, diff and pin on the store ``db`` gives
+    (``--db FILE``, or nothing: ``$SKILLWIRE_DB``, for PostgreSQL in tests/store)."""
     folder = tmp_path / "refund"
     shutil.copytree(REFUND, folder)
-    db = tmp_path / "jobs.db"
-    started = cli(
-        "run", folder, "-m", "Please refund 750 for order ORD-12345", "--db", db, "--json"
-    )
+    started = cli("run", folder, "-m", "Please refund 750 for order ORD-12345", *db, "--json")
     job = json.loads(started.stdout)
     assert job["outcome_class"] == "APPROVAL_REQUIRED"
     v1 = load_skill(folder / "domain.yaml").version_hash
     make_v2(folder / "domain.yaml")
     v2 = load_skill(folder / "domain.yaml").version_hash
     assert v1 != v2
-    resumed = cli("resume", job["id"], "--approve", "--as", "supervisor", "--db", db, "--json")
+    resumed = cli("resume", job["id"], "--approve", "--as", "supervisor", *db, "--json")
     body = json.loads(resumed.stdout)
     assert (body["status"], body["outcome_class"]) == ("completed", "SUCCESS"), body
     assert "process_refund" in ran(body)
     fresh = json.loads(
-        cli(
-            "run", folder, "-m", "Please refund 750 for order ORD-12345", "--db", db, "--json"
-        ).stdout
+        cli("run", folder, "-m", "Please refund 750 for order ORD-12345", *db, "--json").stdout
     )
     assert "process_refund" not in ran(fresh)
-    history = cli("skills", "history", "refund-support", "--db", db)
+    history = cli("skills", "history", "refund-support", *db)
     assert history.exit_code == 0 and v1 in history.stdout and v2 in history.stdout
-    diff = cli("skills", "diff", "refund-support", v1[:6], v2[:6], "--db", db)
+    diff = cli("skills", "diff", "refund-support", v1[:6], v2[:6], *db)
     assert diff.exit_code == 0, diff.output
     assert "~ tool process_refund: policy" in diff.stdout and '"never"' in diff.stdout
-    assert cli("skills", "pin", "refund-support", v1, "--db", db).exit_code == 0
-    pinned = cli("run", folder, "-m", "Please refund 750 for order ORD-12345", "--db", db, "--json")
+    assert cli("skills", "pin", "refund-support", v1, *db).exit_code == 0
+    pinned = cli("run", folder, "-m", "Please refund 750 for order ORD-12345", *db, "--json")
     assert f"pinned to version {v1}" in pinned.stderr
     assert json.loads(pinned.stdout)["outcome_class"] == "APPROVAL_REQUIRED"  # v1's rule
-    assert "pinned" in cli("skills", "history", "refund-support", "--db", db).stdout
-    assert cli("skills", "pin", "refund-support", "--clear", "--db", db).exit_code == 0
-    assert cli("skills", "pin", "refund-support", "0000", "--db", db).exit_code == 2
-    assert cli("skills", "pin", "refund-support", "--db", db).exit_code == 2
-    assert cli("skills", "history", "nobody", "--db", db).exit_code == 2
+    assert "pinned" in cli("skills", "history", "refund-support", *db).stdout
+    assert cli("skills", "pin", "refund-support", "--clear", *db).exit_code == 0
+    assert cli("skills", "pin", "refund-support", "0000", *db).exit_code == 2
+    assert cli("skills", "pin", "refund-support", *db).exit_code == 2
+    assert cli("skills", "history", "nobody", *db).exit_code == 2
 
 
 def test_a_version_is_the_content_not_the_place(tmp_path: Path) -> None:

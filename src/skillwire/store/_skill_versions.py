@@ -10,20 +10,44 @@ from datetime import UTC, datetime
 from skillwire.core.errors import UsageError
 from skillwire.core.store import SkillVersion
 
-__all__ = ["FILES_SCHEMA", "has_version", "pin_skill", "put_version", "read_versions"]
+__all__ = [
+    "FILES_SCHEMA",
+    "decode_files",
+    "encode_files",
+    "has_version",
+    "pin_skill",
+    "put_version",
+    "read_versions",
+]
 
 FILES_SCHEMA = 1
 """The version of the ``files`` JSON of a ``skill_versions`` row."""
 
 
-def put_version(db: sqlite3.Connection, version: SkillVersion, outcome: list[bool]) -> None:
-    """Insert ``version`` unless kept already; ``outcome`` gets whether it was new."""
+def encode_files(version: SkillVersion) -> str:
+    """The ``files`` JSON of ``version``'s row (shared by the PostgreSQL store)."""
     files = {
         "schema": FILES_SCHEMA,
         "files": {
             name: base64.b64encode(data).decode("ascii") for name, data in version.files.items()
         },
     }
+    return json.dumps(files, separators=(",", ":"), sort_keys=True)
+
+
+def decode_files(skill_id: str, version: str, text: str) -> dict[str, bytes]:
+    """The files of a row's ``files`` JSON; :class:`UsageError` for a newer format."""
+    data = json.loads(text)
+    if data.get("schema") != FILES_SCHEMA:
+        raise UsageError(
+            f"skill {skill_id} version {version}: files stored in a newer format "
+            f"({data.get('schema')}); upgrade skillwire"
+        )
+    return {name: base64.b64decode(item) for name, item in data["files"].items()}
+
+
+def put_version(db: sqlite3.Connection, version: SkillVersion, outcome: list[bool]) -> None:
+    """Insert ``version`` unless kept already; ``outcome`` gets whether it was new."""
     cursor = db.execute(
         "INSERT OR IGNORE INTO skill_versions "
         "(skill_id, version, created_at, source, format, files) VALUES (?, ?, ?, ?, ?, ?)",
@@ -33,7 +57,7 @@ def put_version(db: sqlite3.Connection, version: SkillVersion, outcome: list[boo
             datetime.now(UTC).isoformat(),
             version.source,
             version.format,
-            json.dumps(files, separators=(",", ":"), sort_keys=True),
+            encode_files(version),
         ),
     )
     outcome.append(cursor.rowcount == 1)
@@ -59,19 +83,13 @@ def read_versions(db: sqlite3.Connection, skill_id: str) -> list[SkillVersion]:
     ).fetchall()
     found = []
     for version, created_at, source, fmt, files in rows:
-        data = json.loads(files)
-        if data.get("schema") != FILES_SCHEMA:
-            raise UsageError(
-                f"skill {skill_id} version {version}: files stored in a newer format "
-                f"({data.get('schema')}); upgrade skillwire"
-            )
         found.append(
             SkillVersion(
                 skill_id,
                 version,
                 source,
                 fmt,
-                {name: base64.b64decode(text) for name, text in data["files"].items()},
+                decode_files(skill_id, version, files),
                 created_at,
                 version == pinned,
             )

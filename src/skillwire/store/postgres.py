@@ -17,10 +17,13 @@ Text: PostgreSQL's ``text`` cannot hold U+0000, so in the job's own text columns
 skill, owner, times) and in the ids and filters the store is given, U+0000 becomes
 U+FFFD, as lone surrogates do in both stores (:mod:`~skillwire.store._stored_json`). JSON
 documents (the job's body, events, model calls) keep it: they are stored as ``json``.
+The same holds for skill versions (the optional ``SkillVersionStore``): the skill id,
+version, source and format are text, the files a ``json`` document.
 
 Errors raised on purpose: ``StoreUnavailableError`` (the server cannot be reached, the
 URL is wrong, the extra is missing; the message never shows the password),
-``SchemaTooNewError``, ``JobStateTooNewError``, ``UsageError``, ``VersionConflict``, and a
+``SchemaTooNewError``, ``JobStateTooNewError``, ``UsageError``, ``VersionConflict``,
+``NotFoundError`` (a pin of a skill version not kept), and a
 ``TypeError`` when a value to persist is not plain JSON, all as the SQLite store does.
 """
 
@@ -29,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +52,8 @@ from skillwire.core.job import (
     ModelCallRecord,
     OutcomeClass,
 )
-from skillwire.core.store import after_prefix
+from skillwire.core.store import SkillVersion, after_prefix
+from skillwire.store import _pg_skill_versions
 from skillwire.store._rows import (
     WriteValues,
     call_from,
@@ -283,6 +288,34 @@ class PostgresJobStore:
             except Exception as err:
                 log.warning("%s: listening for job changes failed: %s", self.where, err)
             await asyncio.sleep(retry_seconds)
+
+    # -- skill versions (core.store.SkillVersionStore) ----------------------------------
+
+    async def put_skill_version(self, version: SkillVersion) -> bool:
+        """Keep ``version`` of a skill; False when it was kept already (a version is a
+        content hash: the row is never changed)."""
+        kept = replace(
+            version,
+            skill_id=_key(version.skill_id),
+            version=_key(version.version),
+            source=_key(version.source),
+            format=_key(version.format),
+        )
+        async with self._connection() as conn:
+            return await _pg_skill_versions.put_version(conn, kept)
+
+    async def skill_versions(self, skill_id: str) -> list[SkillVersion]:
+        """Every version kept of ``skill_id``, oldest first, with its files and pin."""
+        async with self._connection() as conn:
+            return await _pg_skill_versions.read_versions(conn, _key(skill_id))
+
+    async def pin_skill(self, skill_id: str, version: str | None) -> None:
+        """New jobs of ``skill_id`` start on ``version`` (None: on the loaded one).
+        Raises NotFoundError for a version not kept."""
+        async with self._connection() as conn:
+            await _pg_skill_versions.pin_skill(
+                conn, _key(skill_id), None if version is None else _key(version)
+            )
 
     async def close(self) -> None:
         """Close the pool. Calls made after ``close`` raise :class:`UsageError`."""

@@ -89,6 +89,33 @@ def m001_initial(db: psycopg.Connection[tuple[object, ...]]) -> None:
         db.execute(statement)
 
 
+@_migration
+def m002_skill_versions(db: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Skill versions and operators' pins, as the SQLite store's ``m006_skill_versions``.
+
+    ``files`` is ``json`` ``{"schema": 1, "files": {path: base64 of the bytes}}``; a
+    version is its content hash, so a row is written once and never changed. ``kept``
+    orders the versions kept in the same microsecond."""
+    for statement in (
+        """CREATE TABLE skill_versions (
+            skill_id text COLLATE "C" NOT NULL,
+            version text COLLATE "C" NOT NULL,
+            created_at text COLLATE "C" NOT NULL,
+            source text COLLATE "C" NOT NULL,
+            format text COLLATE "C" NOT NULL,
+            files json NOT NULL,
+            kept bigserial NOT NULL,
+            PRIMARY KEY (skill_id, version)
+        )""",
+        """CREATE TABLE skill_pins (
+            skill_id text COLLATE "C" PRIMARY KEY,
+            version text COLLATE "C" NOT NULL,
+            pinned_at text COLLATE "C" NOT NULL
+        )""",
+    ):
+        db.execute(statement)
+
+
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)
 """The schema version this code writes: the number of migrations."""
 
