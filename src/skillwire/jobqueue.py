@@ -30,8 +30,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from skillwire.core.errors import ConflictError, StoreUnavailableError, UsageError, VersionConflict
-from skillwire.core.job import JobStatus
+from skillwire.core.errors import (
+    ConflictError,
+    NotFoundError,
+    StoreUnavailableError,
+    UsageError,
+    VersionConflict,
+)
+from skillwire.core.job import JobRecord, JobStatus
 from skillwire.core.tracing import carrier, restored
 from skillwire.engine import Runtime
 
@@ -134,6 +140,8 @@ class JobQueue:
     _runtimes: dict[str, tuple[Skill, Runtime]] = field(default_factory=dict, init=False)
     _seen: dict[str, Any] = field(default_factory=dict, init=False)
     """The record each task last read of its job (a scripted model skips its calls)."""
+    _versions: dict[str, Skill] = field(default_factory=dict, init=False)
+    """The skill version each job a task took on runs on (the one it started on)."""
 
     def __post_init__(self) -> None:
         from skillwire.assembly import start_tracing
@@ -208,7 +216,12 @@ class JobQueue:
     ) -> None:
         store = self._store()
         if await store.get(job_id) is None:
-            skill = self._load(skill_source)
+            from skillwire.versioning import starting_skill
+
+            skill, note = await starting_skill(store, self._load(skill_source))  # pins
+            if note:
+                log.info("job %s: %s", job_id, note)
+            self._versions[job_id] = skill
             try:
                 await self._runtime(skill, job_id).start(
                     skill, message, context=context, owner=owner, job_id=job_id, detail=False
@@ -238,7 +251,10 @@ class JobQueue:
             and waiting is not None
             and wanted in (None, waiting.correlation_id)
         ):
-            runtime = self._runtime(self._skill_of(record), job_id)
+            skill = await self._version_of(record)
+            if skill is None:
+                return
+            runtime = self._runtime(skill, job_id)
             try:
                 await runtime.resume(job_id, detail=False, **resume)
                 return
@@ -253,8 +269,11 @@ class JobQueue:
             self._seen[job_id] = record
         if record is not None and record.status in (JobStatus.QUEUED, JobStatus.RUNNING):
             log.info("job %s: continuing it (left %s)", job_id, record.status)
+            skill = await self._version_of(record)
+            if skill is None:
+                return
             try:
-                await self._runtime(self._skill_of(record), job_id).recover(job_id, detail=False)
+                await self._runtime(skill, job_id).recover(job_id, detail=False)
             except ConflictError as err:
                 log.info("job %s: %s", job_id, err)
 
@@ -271,6 +290,24 @@ class JobQueue:
         from skillwire.skills import load_skill
 
         return load_skill(source)
+
+    async def _version_of(self, record: JobRecord) -> Skill | None:
+        """The skill version ``record`` started on (kept by the store when its files
+        changed since); None, logged, when it is kept nowhere: the job waits as it is."""
+        from skillwire.versioning import skill_for_job
+
+        try:
+            skill = await skill_for_job(self._store(), record, self._skill_of(record))
+        except NotFoundError as err:
+            log.error("job %s: %s", record.id, err)
+            return None
+        chosen = skill if skill is not None else self._skill_of(record)
+        self._versions[record.id] = chosen
+        return chosen
+
+    def _resolve(self, record: JobRecord) -> Skill:
+        """The runtimes' resolver: the version a task chose for the job, else its source."""
+        return self._versions.get(record.id) or self._skill_of(record)
 
     def _skill_of(self, record: Any) -> Skill:
         source = str(record.state.get("skill_source") or "")
@@ -305,6 +342,7 @@ class JobQueue:
             gate_model=choice.gate_model,
             executors=make_executors(self.config, base),
             base_policy=base,
+            skills=self._resolve,
         )
         if not scripted:
             self._runtimes[source] = (skill, runtime)

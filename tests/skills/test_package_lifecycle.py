@@ -45,7 +45,7 @@ def test_a_file_named_null_is_no_file_and_no_crash(refund_pkg: Path, edit_packag
     (refund_pkg / "tests.json").unlink()
     edit_package("skill.json", lambda d: d["files"].update(tests=None))
     loaded, found = codes(refund_pkg)
-    assert "missing-file" not in found, found
+    assert loaded and "missing-file" not in found, found
 
 
 @pytest.mark.parametrize(

@@ -311,3 +311,47 @@ def test_text_the_queue_cannot_hold_still_queues_the_job(pg_dsn: str, tmp_path: 
         job = client.get(f"/api/jobs/{job_id}", headers=auth("alice")).json()
     assert job["status"] == "paused"  # the input was applied: the job moved on
     assert job["waiting"]["correlation_id"] != answer.json()["waiting"]["correlation_id"]
+
+
+def test_a_queued_job_resumes_on_the_version_it_started_on(pg_dsn: str, tmp_path: Path) -> None:
+    """Paused on a worker; the skill's tool module then changes (version 2); the
+    approval is applied by a worker run after the change, and the refund that runs is
+    version 1's (its ledger lines carry no version 2 mark)."""
+    skills = tmp_path / "skills"
+    _, ledger = ledger_skill(skills / "refund")
+    module = skills / "refund" / "ledger_tools.py"
+    settings = ServerSettings(
+        skill_paths=[skills], db=pg_dsn, config=server_config(sync_wait=0.0), queue=True
+    )
+    env = {**os.environ, "SKILLWIRE_DB": pg_dsn, "PYTHONPATH": str(ROOT / "src")}
+
+    def drain() -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "skillwire", "worker", "--once"],
+            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+
+    with TestClient(create_app(settings)) as client:
+        started = client.post(
+            "/api/jobs", headers=auth("alice"),
+            json={"skill_id": "refund-support", "message": MESSAGE},
+        )  # fmt: skip
+        assert started.status_code == 202, started.text
+        job_id = started.json()["id"]
+        drain()
+        job = client.get(f"/api/jobs/{job_id}", headers=auth("alice")).json()
+        assert (job["status"], job["outcome_class"]) == ("paused", "APPROVAL_REQUIRED")
+        module.write_text(module.read_text().replace('f"{tool} {key}\\n"', 'f"v2 {tool} {key}\\n"'))
+        assert "v2 " in module.read_text()
+        decided = client.post(
+            f"/api/jobs/{job_id}/approval", headers=auth("sup"),
+            json={"decision": "approve", "correlation_id": job["waiting"]["correlation_id"]},
+        )  # fmt: skip
+        assert decided.status_code == 202, decided.text
+        drain()
+        job = client.get(f"/api/jobs/{job_id}", headers=auth("alice")).json()
+    assert (job["status"], job["outcome_class"]) == ("completed", "SUCCESS")
+    lines = ledger.read_text().splitlines()
+    assert any(line.startswith("process_refund ") for line in lines), lines
+    assert not any(line.startswith("v2 ") for line in lines), lines
