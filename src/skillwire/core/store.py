@@ -24,6 +24,7 @@ __all__ = [
     "SkillVersion",
     "SkillVersionStore",
     "after_prefix",
+    "job_filters",
     "resolve_job_id",
 ]
 
@@ -186,3 +187,30 @@ def after_prefix(prefix: str) -> str | None:
         if raised <= 0x10FFFF:
             return "".join(chars) + chr(raised)
     return None
+
+
+def job_filters(
+    mend: Callable[[str], str],
+    *,
+    owner: str | None,
+    status: JobStatus | None,
+    skill_id: str | None,
+    outcome_class: OutcomeClass | None,
+    limit: int,
+    offset: int,
+) -> dict[str, str]:
+    """``{column: value}`` of the filters a store's ``list`` was given (each value as
+    text, mended as the store keeps text); :class:`UsageError` for a negative limit or
+    offset. The one reading of ``list``'s arguments that every store shares."""
+    if limit < 0 or offset < 0:
+        raise UsageError(f"limit and offset must be >= 0, not {limit} and {offset}")
+    return {
+        column: mend(str(value))
+        for column, value in (
+            ("owner", owner),
+            ("status", status),
+            ("skill_id", skill_id),
+            ("outcome_class", outcome_class),
+        )
+        if value is not None
+    }

@@ -52,7 +52,7 @@ from skillwire.core.job import (
     ModelCallRecord,
     OutcomeClass,
 )
-from skillwire.core.store import SkillVersion, after_prefix
+from skillwire.core.store import SkillVersion, after_prefix, job_filters
 from skillwire.store import _pg_skill_versions
 from skillwire.store._rows import (
     WriteValues,
@@ -379,18 +379,15 @@ class PostgresJobStore:
     ) -> list[JobRecord]:
         """Jobs matching every filter given, newest first: by ``created_at`` as text,
         then by insertion order (as the SQLite store)."""
-        if limit < 0 or offset < 0:
-            raise UsageError(f"limit and offset must be >= 0, not {limit} and {offset}")
-        filters = {
-            column: _key(str(value))
-            for column, value in (
-                ("owner", owner),
-                ("status", status),
-                ("skill_id", skill_id),
-                ("outcome_class", outcome_class),
-            )
-            if value is not None
-        }
+        filters = job_filters(
+            _key,
+            owner=owner,
+            status=status,
+            skill_id=skill_id,
+            outcome_class=outcome_class,
+            limit=limit,
+            offset=offset,
+        )
         where = " AND ".join(f"{column} = %({column})s" for column in filters)
         sql = (
             f"SELECT {_COLUMNS} FROM jobs {f'WHERE {where} ' if where else ''}"

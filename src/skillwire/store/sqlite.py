@@ -48,7 +48,7 @@ from skillwire.core.job import (
     ModelCallRecord,
     OutcomeClass,
 )
-from skillwire.core.store import SkillVersion, after_prefix
+from skillwire.core.store import SkillVersion, after_prefix, job_filters
 from skillwire.store import _skill_versions
 from skillwire.store._group_commit import GroupCommit
 from skillwire.store._rows import (
@@ -354,18 +354,15 @@ class SQLiteJobStore(GroupCommit):
     ) -> list[JobRecord]:
         """Jobs matching every filter given, newest first: by ``created_at`` as text (so
         ISO-8601 times in one format and zone), then by insertion order."""
-        if limit < 0 or offset < 0:
-            raise UsageError(f"limit and offset must be >= 0, not {limit} and {offset}")
-        filters = {
-            column: storable(str(value))
-            for column, value in (
-                ("owner", owner),
-                ("status", status),
-                ("skill_id", skill_id),
-                ("outcome_class", outcome_class),
-            )
-            if value is not None
-        }
+        filters = job_filters(
+            storable,
+            owner=owner,
+            status=status,
+            skill_id=skill_id,
+            outcome_class=outcome_class,
+            limit=limit,
+            offset=offset,
+        )
         where = " AND ".join(f"{column} = :{column}" for column in filters)
         sql = (
             f"SELECT {JOB_COLUMNS} FROM jobs {f'WHERE {where} ' if where else ''}"

@@ -33,6 +33,7 @@ from skillwire.core.job import (
     Waiting,
 )
 from skillwire.core.plainjson import mended, mended_text, plain_dumps
+from skillwire.core.store import job_filters
 
 __all__ = ["MemoryJobStore"]
 
@@ -153,18 +154,15 @@ class MemoryJobStore:
     ) -> builtins.list[JobRecord]:
         """Jobs matching every filter given, newest first: by ``created_at`` as text,
         then by insertion order (as the other stores)."""
-        if limit < 0 or offset < 0:
-            raise UsageError(f"limit and offset must be >= 0, not {limit} and {offset}")
-        wanted = {
-            column: mended_text(str(value))
-            for column, value in (
-                ("owner", owner),
-                ("status", status),
-                ("skill_id", skill_id),
-                ("outcome_class", outcome_class),
-            )
-            if value is not None
-        }
+        wanted = job_filters(
+            mended_text,
+            owner=owner,
+            status=status,
+            skill_id=skill_id,
+            outcome_class=outcome_class,
+            limit=limit,
+            offset=offset,
+        )
         with self._lock:
             self._check_open()
             matching = [
