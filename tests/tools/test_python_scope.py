@@ -207,14 +207,17 @@ def test_the_static_check_reads_the_module_without_running_it(
 def test_a_changed_module_runs_its_new_code_and_an_unchanged_one_is_not_run_again(
     tmp_path: Path,
 ) -> None:
-    """``serve --watch`` reloads a skill whose module changed: the new code runs."""
+    """``serve --watch`` reloads a skill whose module changed: the executor runs the
+    new code (resolving and module caches both see the change)."""
     folder = tmp_path / "skill"
     folder.mkdir()
     module = folder / "reloaded_tool.py"
-    module.write_text("RUNS = []\nRUNS.append(1)\ndef answer() -> int:\n    return 1\n")
+    module.write_text("def answer(cmd: str) -> dict:\n    return {'v': 1}\n")
     first = resolve_callable("reloaded_tool:answer", folder)
-    assert first() == 1
     assert resolve_callable("reloaded_tool:answer", folder) is first  # not run again
-    module.write_text("def answer() -> int:\n    return 2\n")
+    executors = Executors()
+    assert execute("reloaded_tool:answer", {"cmd": "x"}, folder, executors).result == {"v": 1}
+    module.write_text("def answer(cmd: str) -> dict:\n    return {'v': 2}\n")
     os.utime(module, ns=(1, 1))  # even with a clock that went back: another content
-    assert resolve_callable("reloaded_tool:answer", folder)() == 2
+    assert execute("reloaded_tool:answer", {"cmd": "x"}, folder, executors).result == {"v": 2}
+    assert resolve_callable("reloaded_tool:answer", folder)(cmd="x") == {"v": 2}

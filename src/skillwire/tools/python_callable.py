@@ -32,7 +32,7 @@ import orjson
 from skillwire.core.executor import ToolOutcome
 from skillwire.core.plainjson import plain_dumps
 from skillwire.skills.model_tools import PythonExecutor, Tool
-from skillwire.tools.python_scope import CallableRefusedError, resolve_callable
+from skillwire.tools.python_scope import CallableRefusedError, module_stamp, resolve_callable
 from skillwire.tools.tool_threads import ToolThreads, ToolTimeoutError
 
 __all__ = ["DEFAULT_TOOL_TIMEOUT", "PythonCallableExecutor", "as_json", "resolve_callable"]
@@ -48,6 +48,8 @@ class _Target:
     fn: Any
     is_async: bool
     takes_key: bool
+    stamp: tuple[int, int] | None
+    """:func:`module_stamp` of the module's file when it was resolved."""
 
 
 _TARGETS: dict[tuple[str, str | None, tuple[str, ...]], _Target] = {}
@@ -55,10 +57,13 @@ _TARGETS: dict[tuple[str, str | None, tuple[str, ...]], _Target] = {}
 
 def _target(path: str, root: Path | None, modules: tuple[str, ...]) -> _Target:
     """The callable ``path`` names, resolved once per (path, skill folder, allowed
-    modules): what one runtime's operator allowed is never served to another."""
+    modules) and content of its module's file: what one runtime's operator allowed is
+    never served to another, and a skill reloaded after its module changed runs the new
+    code."""
     key = (path, None if root is None else str(root), modules)
     found = _TARGETS.get(key)
-    if found is None:
+    stamp = module_stamp(path, root)
+    if found is None or found.stamp != stamp:  # new, or its module's file changed
         fn = resolve_callable(path, root, modules)
         try:
             params = list(inspect.signature(fn).parameters.values())
@@ -70,7 +75,7 @@ def _target(path: str, root: Path | None, modules: tuple[str, ...]) -> _Target:
         is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
             getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
         )
-        found = _Target(fn, is_async, takes_key)
+        found = _Target(fn, is_async, takes_key, stamp)
         _TARGETS[key] = found
     return found
 

@@ -36,19 +36,43 @@ from typing import Any
 
 from skillwire.core.errors import CallableRefusedError
 
-__all__ = ["CallableRefusedError", "callable_problem", "module_listed", "resolve_callable"]
+__all__ = [
+    "CallableRefusedError",
+    "callable_problem",
+    "module_listed",
+    "module_stamp",
+    "resolve_callable",
+]
 
 _NAME = r"[A-Za-z_]\w*"
 _DOTTED = rf"{_NAME}(?:\.{_NAME})*"
 _PATH = re.compile(rf"({_DOTTED}):({_DOTTED})")
 
-# Modules loaded from skill folders, by (file, module name): a module's code runs once.
+# Modules loaded from skill folders, by (file, module name, size, modification time): a
+# module's code runs once for each content of its file.
 _MODULES: dict[tuple[str, str, int, int], ModuleType] = {}
 
 
 def module_listed(name: str, modules: Sequence[str]) -> bool:
     """Whether module ``name`` is one of ``modules`` or inside one of them."""
     return any(name == prefix or name.startswith(prefix + ".") for prefix in modules)
+
+
+def module_stamp(path: str, root: Path | None) -> tuple[int, int] | None:
+    """The size and modification time of the file in the skill's folder that ``path``'s
+    module is loaded from (None: no such file, the module is not the skill's). One
+    ``stat``: what a cache of resolved callables compares to see that the module
+    changed (``serve --watch``), without resolving it again."""
+    if root is None:
+        return None
+    match = _PATH.fullmatch(path)
+    if match is None:
+        return None
+    try:
+        found = root.joinpath(*match.group(1).split(".")).with_suffix(".py").stat()
+    except OSError:
+        return None
+    return found.st_size, found.st_mtime_ns
 
 
 def _split(path: str) -> tuple[str, list[str]]:
