@@ -4,6 +4,8 @@ it loads; draft names never name a path."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi.testclient import TestClient
 from tests.server.helpers import key
 
@@ -92,6 +94,22 @@ def test_draft_names_never_name_a_path(client: TestClient, settings: ServerSetti
     assert client.get("/author/..%2f..%2fetc").status_code == 404
     assert client.post("/author/.._x/check", data={"text": ""}).status_code == 404
     assert not (settings.db.parent / "drafts").exists()
+
+
+def test_a_draft_that_is_a_symlink_out_of_the_drafts_folder_is_no_draft(
+    client: TestClient, settings: ServerSettings, tmp_path: Path
+) -> None:
+    login(client, "boss")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "domain.yaml").write_text("id: secret\n")
+    drafts = settings.db.parent / "drafts"
+    drafts.mkdir(parents=True, exist_ok=True)
+    (drafts / "evil").symlink_to(outside, target_is_directory=True)
+    assert client.get("/author/evil").status_code == 404
+    saved = client.post("/author/evil/save", data={"text": "id: changed\n"})
+    assert saved.status_code == 404
+    assert (outside / "domain.yaml").read_text() == "id: secret\n"  # never written through
 
 
 def test_a_post_from_another_site_is_refused(client: TestClient) -> None:

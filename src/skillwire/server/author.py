@@ -47,7 +47,12 @@ def _folder(request: Request, name: str) -> Path:
     if not ok or not name[0].isalnum() or not name.isascii():
         raise NotFoundError(f"no draft {name!r} (a draft's name is letters, digits, - and _)")
     root: Path = request.app.state.author_drafts
-    return root / name
+    folder = root / name
+    # A draft is a folder of the drafts folder itself: a symlink out of it (planted by
+    # whoever can write there) is no draft, so nothing is read or written through it.
+    if folder.is_symlink() or (folder.exists() and folder.resolve().parent != root.resolve()):
+        raise NotFoundError(f"no draft {name!r}")
+    return folder
 
 
 def _drafts(request: Request) -> list[str]:
