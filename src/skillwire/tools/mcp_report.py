@@ -11,10 +11,11 @@ Findings, at the line of the tool that names the server:
   not offered it and its calls are refused;
 - ``mcp-server-did-not-start`` (warning): the server did not start (or not in time);
 - ``mcp-schema-missing`` (warning): the tool's input schema declares no argument though
-  the server's tool takes some (a package's ``inputSchema`` of ``{"type": "object"}``). The schema is *not* taken from the server: the skill is
-  the contract the gate enforces, reviewed and versioned with the package, and a schema
-  that arrived from a process at run time would be neither; the hint carries the
-  server's schema to paste (``skillwire mcp tools`` prints whole entries);
+  the server's tool takes some (an ``inputSchema`` of ``{"type": "object"}``). The
+  schema is *not* taken from the server: the skill is the contract the gate enforces,
+  reviewed and versioned with the package, and a schema that arrived from a process at
+  run time would be neither; the hint carries the server's schema to paste
+  (``skillwire mcp tools`` prints whole entries);
 - ``mcp-schema-differs`` (warning): the server requires arguments the tool's schema
   does not declare (the gate refuses them, the server refuses calls without them).
 """
