@@ -207,6 +207,12 @@ class McpExecutor:
         target = self._target(tool, skill_root)
         return self._listed.get(target[1]) if target is not None else None
 
+    def failure(self, tool: Tool, skill_root: Path | None) -> str | None:
+        """Why the server of ``tool`` did not start when last tried (for the operator:
+        it may quote what the server said), or None."""
+        target = self._target(tool, skill_root)
+        return self._failed.get(target[1]) if target is not None else None
+
     def unavailable(self, tool: Tool, skill_root: Path | None) -> str | None:
         """Why ``tool`` cannot run here, as far as is known: its server is not
         configured, did not start when last tried, or does not offer it. None: it may
@@ -217,10 +223,9 @@ class McpExecutor:
         target = self._target(tool, skill_root)
         if target is None:
             return f"MCP server '{spec.server}' is not configured"
-        _, key, name = target
-        failed = self._failed.get(key)
-        if failed is not None:
-            return failed
+        server, key, name = target
+        if key in self._failed:  # the error's text is the server's: not for the planner
+            return f"MCP server '{server.name}' did not start"
         listed = self._listed.get(key)
         if listed is not None and name not in listed:
             return f"MCP server '{spec.server}' offers no tool '{name}'"

@@ -87,11 +87,12 @@ def mcp_findings(
                 )
             )
         elif why is not None:
+            detail = executor.failure(tool, root) or why
             out.append(
                 _issue(
                     skill,
                     index,
-                    f"{tool.name}: {why}: the tools on it are unavailable until it starts",
+                    f"{tool.name}: {detail}: the tools on it are unavailable until it starts",
                     "mcp-server-did-not-start",
                     "",
                     "executor",
