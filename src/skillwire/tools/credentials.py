@@ -132,6 +132,8 @@ class SkillCredentials:
     def missing(self, tool: str) -> str | None:
         """The package's message for the first credential ``tool`` needs that is
         unusable (why it cannot run), or None."""
+        if not self.problems:
+            return None
         for cid in self.needed_by(tool):
             if cid in self.problems:
                 return self.message(cid)
