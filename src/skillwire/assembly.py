@@ -5,8 +5,9 @@ Only the CLI and the server import this module; the engine sees protocols only.
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from skillwire.config import SkillwireConfig, load_config
 from skillwire.core.chat import ChatModel
 from skillwire.core.errors import CredentialError, ModelConfigError, UsageError
+from skillwire.core.issues import SkillIssue
 from skillwire.core.store import JobStore
 from skillwire.engine import Runtime, SkillResolver
 from skillwire.skills import BasePolicy, LoadResult, load_base_policy
@@ -40,6 +42,7 @@ __all__ = [
     "default_db",
     "make_executors",
     "make_runtime",
+    "mcp_survey",
     "open_store",
     "refuse_without_credentials",
     "start_tracing",
@@ -116,11 +119,14 @@ def refuse_without_credentials(skill: Skill, creds: Credentials) -> None:
 def add_tool_findings(result: LoadResult, config: SkillwireConfig | None) -> None:
     """For ``skillwire check``: each loaded skill's tools (executor, sandbox, the
     credentials they need and whether they are set, the prefixes and roots the base
-    policy must allow), and each package's required credentials that are unset or
-    invalid (warnings; optional ones as notes), at the lines declaring them."""
+    policy must allow), each package's credentials that are unset or invalid and the
+    tools that become unavailable, and what the MCP servers its tools name list
+    (:func:`mcp_survey`), at the lines declaring them."""
     config = config or SkillwireConfig()
     creds = credentials(config)
     base = base_policy(config)
+    loaded = [result.skills.get(r.skill_id or "") for r in result.report.skills if r.loaded]
+    listed = mcp_survey([s for s in loaded if s is not None], config, base, creds)
     if config.tools.sandbox == "off":
         sandbox = "off"
     else:
@@ -140,9 +146,41 @@ def add_tool_findings(result: LoadResult, config: SkillwireConfig | None) -> Non
                 http_hosts=config.tools.http_allowed_hosts,
                 mcp_servers=list(config.tools.mcp_servers),
             ),
+            *listed.get(skill.id, []),
         ]
         for issue in found:
             rep.add(issue.location.file, [issue])
+
+
+def mcp_survey(
+    skills: Sequence[Skill], config: SkillwireConfig, base: BasePolicy, creds: Credentials
+) -> dict[str, list[SkillIssue]]:
+    """Start the MCP servers the operator configured that ``skills``' tools name (none
+    other: a package names a server, never a command), list their tools, stop them; the
+    findings per skill id (:mod:`skillwire.tools.mcp_report`)."""
+    from skillwire.tools.mcp_report import mcp_findings, uses_configured_server
+
+    executors = make_executors(config, base, creds)
+    chosen = [s for s in skills if uses_configured_server(s, executors.mcp)]
+    if not chosen:
+        return {}
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        return {}  # nothing can list them (their calls say the SDK is missing)
+
+    async def survey() -> dict[str, list[SkillIssue]]:
+        try:
+            out: dict[str, list[SkillIssue]] = {}
+            for skill in chosen:
+                resolved = creds.resolve(skill) if skill.credentials is not None else None
+                await executors.prepare(skill.tools, skill.root)
+                out[skill.id] = mcp_findings(skill, executors.mcp, resolved)
+            return out
+        finally:
+            await executors.aclose()
+
+    return asyncio.run(survey())
 
 
 def _config_dir(config: SkillwireConfig | None) -> str | None:

@@ -1,7 +1,9 @@
 """An MCP server written with the SDK, for the ``mcp`` executor tests.
 
 ``python mcp_server.py`` serves on stdio; ``python mcp_server.py http PORT`` serves
-streamable HTTP on 127.0.0.1:PORT.
+streamable HTTP on 127.0.0.1:PORT. With ``MCP_TEST_STARTS`` set to a file in its
+environment, each start of the server appends a line to that file (so that a test
+counts the processes started).
 """
 
 from __future__ import annotations
@@ -12,6 +14,10 @@ import sys
 from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("skillwire-test")
+
+if os.environ.get("MCP_TEST_STARTS"):
+    with open(os.environ["MCP_TEST_STARTS"], "a", encoding="utf-8") as starts:
+        starts.write(f"{os.getpid()}\n")
 
 
 @server.tool()

@@ -5,10 +5,17 @@
 holds (``skillwire.tools.Executors`` is the one the program assembles). Both are
 generic in the tool definition they read, bound by :class:`ToolDefinition`: what any
 executor may rely on, so that this module needs nothing of ``skillwire.skills``.
+
+A registry also says which tools of a skill it cannot run at all
+(:meth:`ExecutorRegistry.unavailable`: a credential unset under
+``missingCredentialBehavior: continue``, an MCP server not configured or not offering
+the tool, ...), so that the engine tells the planner before it plans and the gate
+refuses such a call without running anything.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -82,4 +89,20 @@ class ExecutorRegistry(ToolExecutor[ToolT_contra], Protocol[ToolT_contra]):
     def waits(self, tool: ToolT_contra, skill_root: Path | None) -> bool:
         """Whether running ``tool`` may wait (on a thread, for I/O), so that the job
         gives its turn at engine work back meanwhile."""
+        ...
+
+    def unavailable(
+        self, tools: Sequence[ToolT_contra], skill_root: Path | None
+    ) -> Mapping[str, str]:
+        """The tools among ``tools`` (one skill's, in ``skill_root``) that this runtime
+        cannot run, by full name, each with why in one short sentence (what the planner
+        is told, and the gate's reason). As far as is known now: what needs a server's
+        answer is known after :meth:`prepare`."""
+        ...
+
+    async def prepare(self, tools: Sequence[ToolT_contra], skill_root: Path | None) -> None:
+        """Learn what :meth:`unavailable` needs I/O for, before a job of the skill plans
+        (the MCP servers its tools name are started and list their tools; each is
+        listed once per runtime). Never raises: what fails is reported by
+        :meth:`unavailable`."""
         ...

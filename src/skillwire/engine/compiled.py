@@ -5,16 +5,26 @@ depends on the skill alone: the compiled gate, the tools offered to the planner,
 sub-goals, each tool's required arguments, the names models see, and the intent and
 planner instructions. :class:`CompiledSkills` is the one place a runtime keeps them,
 and finds the skill of a stored job.
+
+A skill is compiled with the tools the runtime's executors cannot run
+(:meth:`~skillwire.core.executor.ExecutorRegistry.unavailable`: a credential unset
+under ``missingCredentialBehavior: continue``, an MCP server that does not offer the
+tool, ...): they are left out of the tools the planner is offered, its instructions say
+which and why in one line, and the gate blocks a call of one (``TOOL_UNAVAILABLE``)
+before any executor runs. Before a job of a skill starts or goes on, the executors are
+given the chance to learn what needs I/O (:meth:`CompiledSkills.prepare`); the skill is
+compiled again when what is unavailable changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from skillwire.core.chat import ToolSpec
 from skillwire.core.errors import NotFoundError
+from skillwire.core.executor import ExecutorRegistry
 from skillwire.core.job import JobRecord
 from skillwire.engine.adapter import model_tool_name
 from skillwire.engine.prompts import intent_data, intent_system, planner_system, tool_specs
@@ -29,6 +39,7 @@ from skillwire.policy.workflows import (
     workflows_to_subgoals,
 )
 from skillwire.skills.model import Skill
+from skillwire.skills.model_tools import Tool
 
 __all__ = ["CompiledSkill", "CompiledSkills", "SkillResolver"]
 
@@ -68,11 +79,20 @@ class CompiledSkill:
     """The intent catalogue as structure (``ChatRequest.data``)."""
     planner_system: str
     """The planner's instructions."""
+    unavailable: Mapping[str, str]
+    """The tools the runtime cannot run (full name to why): not offered, blocked."""
 
     @classmethod
-    def build(cls, skill: Skill, base: BasePolicy | None = None) -> CompiledSkill:
-        """Compile ``skill``'s gate (over ``base``) and derive the rest."""
-        gate = Gate.for_skill(skill, base=base)
+    def build(
+        cls,
+        skill: Skill,
+        base: BasePolicy | None = None,
+        unavailable: Mapping[str, str] | None = None,
+    ) -> CompiledSkill:
+        """Compile ``skill``'s gate (over ``base``, blocking the ``unavailable`` tools)
+        and derive the rest."""
+        unavailable = dict(unavailable or {})
+        gate = Gate.for_skill(skill, base=base, unavailable=unavailable)
         goals = tuple(workflows_to_subgoals(skill))
         scopes = workflow_scopes(skill)
         return cls(
@@ -93,7 +113,8 @@ class CompiledSkill:
             {model_tool_name(t.name): t.name for t in skill.tools},
             intent_system(skill),
             intent_data(skill),
-            planner_system(skill, gate.policy),
+            planner_system(skill, gate.policy, unavailable),
+            unavailable,
         )
 
     def goals_for(self, intents: Iterable[str], done: Container[str] = ()) -> list[dict[str, Any]]:
@@ -111,36 +132,64 @@ class CompiledSkill:
 
 
 class CompiledSkills:
-    """The compiled skills of one runtime, each built once per skill object, and the
-    skill of a stored job: from the resolver when there is one, else a skill this
-    runtime started a job of, else loaded from the source the job recorded."""
+    """The compiled skills of one runtime, each built once per skill object (and again
+    when what its ``executors`` cannot run changed), and the skill of a stored job:
+    from the resolver when there is one, else a skill this runtime started a job of,
+    else loaded from the source the job recorded."""
 
-    def __init__(self, base: BasePolicy, resolve: SkillResolver | None = None) -> None:
+    def __init__(
+        self,
+        base: BasePolicy,
+        resolve: SkillResolver | None = None,
+        executors: ExecutorRegistry[Tool] | None = None,
+    ) -> None:
         self.base = base
         self._resolve = resolve
+        self._executors = executors
         self._by_object: dict[int, CompiledSkill] = {}
-        self._started: dict[str, CompiledSkill] = {}
+        self._started: dict[str, Skill] = {}
+
+    def unavailable(self, skill: Skill) -> Mapping[str, str]:
+        """The tools of ``skill`` the executors cannot run, as far as they know now."""
+        if self._executors is None:
+            return {}
+        return self._executors.unavailable(skill.tools, skill.root)
+
+    async def prepare(self, skill: Skill) -> None:
+        """Let the executors learn what they need I/O for about ``skill``'s tools (the
+        MCP servers its tools name list their tools, once per runtime)."""
+        if self._executors is not None:
+            await self._executors.prepare(skill.tools, skill.root)
 
     def of(self, skill: Skill) -> CompiledSkill:
-        """The compiled form of ``skill`` (built on first use)."""
+        """The compiled form of ``skill`` (built on first use, and again when what the
+        executors cannot run of it changed)."""
+        unavailable = self.unavailable(skill)
         found = self._by_object.get(id(skill))
-        if found is None or found.skill is not skill:
-            found = CompiledSkill.build(skill, self.base)
+        if found is None or found.skill is not skill or found.unavailable != unavailable:
+            found = CompiledSkill.build(skill, self.base, unavailable)
             self._by_object[id(skill)] = found
         return found
 
-    def starting(self, skill: Skill) -> CompiledSkill:
-        """:meth:`of` ``skill``, for a job it starts: its jobs resume with it (the first
-        skill object of an id started is kept) unless a resolver says otherwise."""
+    async def starting(self, skill: Skill) -> CompiledSkill:
+        """:meth:`of` ``skill`` once prepared, for a job it starts: its jobs resume with
+        it (the first skill object of an id started is kept) unless a resolver says
+        otherwise."""
+        await self.prepare(skill)
         compiled = self.of(skill)
-        self._started.setdefault(skill.id, compiled)
+        self._started.setdefault(skill.id, skill)
         return compiled
 
-    def of_record(self, record: JobRecord) -> CompiledSkill:
-        """The compiled skill of a stored job. Raises NotFoundError when it is unknown
-        and the job recorded no source."""
+    async def of_record(self, record: JobRecord) -> CompiledSkill:
+        """The compiled skill of a stored job, prepared. Raises NotFoundError when it is
+        unknown and the job recorded no source."""
+        skill = self._skill_of(record)
+        await self.prepare(skill)
+        return self.of(skill)
+
+    def _skill_of(self, record: JobRecord) -> Skill:
         if self._resolve is not None:
-            return self.of(self._resolve(record))
+            return self._resolve(record)
         found = self._started.get(record.skill_id)
         if found is not None:
             return found
@@ -149,6 +198,6 @@ class CompiledSkills:
         source = str(record.state.get("skill_source") or "")
         if not source:
             raise NotFoundError(f"job {record.id}: its skill '{record.skill_id}' is unknown")
-        compiled = self.of(load_skill(source))
-        self._started[compiled.skill.id] = compiled
-        return compiled
+        skill = load_skill(source)
+        self._started[skill.id] = skill
+        return skill

@@ -20,6 +20,7 @@ sent; :func:`request_chars` counts what is sent.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -44,6 +45,7 @@ __all__ = [
     "polisher_request",
     "request_chars",
     "tool_specs",
+    "unavailable_line",
 ]
 
 JOB_STATE_MARKER = "STATE:"
@@ -328,10 +330,34 @@ def _intent_workflow(skill: Skill, intent: str, mapped: str | None) -> str | Non
     return next((wf.key() for wf in skill.policy.workflows if intent in (wf.intents or ())), None)
 
 
-def planner_system(skill: Skill, policy: CompiledPolicy) -> str:
-    """The planner's instructions: role, problem, the rules handed to it as text, how
-    to work and how to answer (they depend only on the skill and its compiled policy,
-    and are sent once per request, never repeated in it)."""
+UNAVAILABLE_REASON_CHARS = 160
+"""How much of why a tool is unavailable the planner is told (a package's
+``messageTemplate`` may be long)."""
+
+
+def unavailable_line(skill: Skill, unavailable: Mapping[str, str]) -> str:
+    """One line telling the planner which tools it is not offered because the runtime
+    cannot run them, and why (``""`` when none): by the names models see, each reason
+    cut to :data:`UNAVAILABLE_REASON_CHARS` characters."""
+    items = []
+    for name, why in sorted(unavailable.items()):
+        reason = " ".join(why.split())
+        if len(reason) > UNAVAILABLE_REASON_CHARS:
+            reason = reason[: UNAVAILABLE_REASON_CHARS - 3] + "..."
+        items.append(f"{model_tool_name(_full_name(skill, name))} ({reason})")
+    if not items:
+        return ""
+    return "UNAVAILABLE here, not offered, calls refused: " + "; ".join(items)
+
+
+def planner_system(
+    skill: Skill, policy: CompiledPolicy, unavailable: Mapping[str, str] | None = None
+) -> str:
+    """The planner's instructions: role, problem, the rules handed to it as text, the
+    tools it is not offered because the runtime cannot run them (``unavailable``: full
+    name to why), how to work and how to answer (they depend only on the skill, its
+    compiled policy and the runtime, and are sent once per request, never repeated in
+    it)."""
     parts = [f"You are {skill.role.name or 'an assistant'}."]
     if skill.problem.statement:
         parts[0] += f" Job: {skill.problem.statement}"
@@ -341,6 +367,9 @@ def planner_system(skill: Skill, policy: CompiledPolicy) -> str:
         parts.append(policy.planner_text)
     if skill.role.limitations:
         parts.append("LIMITATIONS:\n" + "\n".join(f"- {x}" for x in skill.role.limitations))
+    missing = unavailable_line(skill, unavailable or {})
+    if missing:
+        parts.append(missing)
     fields = ",".join(skill.output_contract.required_fields)
     parts.append(
         "One tool call per step; never guess a missing value (the user is asked). Done: "

@@ -149,7 +149,7 @@ class Runtime:
         self.base_policy = base_policy or BasePolicy()
         self.limits = limits or EngineLimits()
         self.pipeline = Pipeline(model, gate_model or model, executors, classifier)
-        self.skills = CompiledSkills(self.base_policy, skills)
+        self.skills = CompiledSkills(self.base_policy, skills, executors)
 
     async def aclose(self) -> None:
         """Close the models this runtime calls, each once. The store stays open: it is
@@ -203,7 +203,7 @@ class Runtime:
         message = mended_text(message)
         ctx = dict(checked_mapping(mended(dict(context or {})), "context"))
         async with self._turn() as turn:
-            compiled = self.skills.starting(skill)
+            compiled = await self.skills.starting(skill)
             at = now()
             record = JobRecord(
                 job_id or new_job_id(),
@@ -297,7 +297,7 @@ class Runtime:
                     f"job {job_id} is paused {record.outcome_class}, not by a model outage "
                     "(MODEL_UNAVAILABLE): there is nothing to retry"
                 )
-            run = self._run(record, self.skills.of_record(record), turn)
+            run = self._run(record, await self.skills.of_record(record), turn)
             with job_span(job_id, record.skill_id, "resume", run.state.trace):
                 try:
                     given = await apply_resume(
@@ -331,7 +331,7 @@ class Runtime:
                 raise NotFoundError(f"no job '{job_id}'")
             if record.status not in (JobStatus.QUEUED, JobStatus.RUNNING):
                 return await self.view(job_id, detail=detail)
-            run = self._run(record, self.skills.of_record(record), turn)
+            run = self._run(record, await self.skills.of_record(record), turn)
             run.event(EventKind.RECOVERED, "continuing after an interruption")
             with job_span(job_id, record.skill_id, "recover", run.state.trace):
                 try:

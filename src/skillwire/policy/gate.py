@@ -126,10 +126,19 @@ class Gate:
         self._trusted = frozenset(t.name for t in skill.tools if not t.untrusted)
 
     @classmethod
-    def for_skill(cls, skill: Skill, *, base: BasePolicy | None = None) -> Gate:
+    def for_skill(
+        cls,
+        skill: Skill,
+        *,
+        base: BasePolicy | None = None,
+        unavailable: Mapping[str, str] | None = None,
+    ) -> Gate:
         """Compile ``skill``'s rules, merge them with ``base`` (skillwire's default when
-        None), and build the gate. Raises SkillError if the base cannot apply, or if a
-        rule asks a role every caller holds (``user``) to approve."""
+        None), and build the gate. ``unavailable`` names the tools the runtime cannot
+        run, each with why (its executors say: a credential unset, an MCP server
+        without the tool): each is blocked with ``TOOL_UNAVAILABLE`` and that reason.
+        Raises SkillError if the base cannot apply, or if a rule asks a role every
+        caller holds (``user``) to approve."""
         base = base or BasePolicy()
         policy = compile_policy(skill)
         policy.rules.extend(base_rules(skill, base))
@@ -147,6 +156,7 @@ class Gate:
                     ReasonCode.TOOL_DENIED,
                 )
             )
+        policy.rules.extend(_unavailable_rules(skill, unavailable or {}))
         policy.by_tool = {
             t.name: tuple(r for r in policy.rules if r.applies_to(t.name)) for t in skill.tools
         }
@@ -345,6 +355,28 @@ def _names(skill: Skill) -> dict[str, str]:
     for tool in skill.tools:
         names[tool.name] = tool.name
     return names
+
+
+def _unavailable_rules(skill: Skill, unavailable: Mapping[str, str]) -> list[CompiledRule]:
+    """A denial per tool the runtime cannot run (``TOOL_UNAVAILABLE``), at the tool's
+    line; a name the skill does not have is ignored."""
+    rules = []
+    for name, why in sorted(unavailable.items()):
+        tool = skill.tool(name)
+        if tool is None:
+            continue
+        index = next(i for i, t in enumerate(skill.tools) if t is tool)
+        rules.append(
+            CompiledRule(
+                RuleKind.TOOL_DENY,
+                f"{tool.name} is unavailable in this runtime: {why}",
+                (tool.name,),
+                skill.locate(("tools", index)),
+                "executors",
+                ReasonCode.TOOL_UNAVAILABLE,
+            )
+        )
+    return rules
 
 
 def _counted(rules: Sequence[CompiledRule], names: Mapping[str, str]) -> frozenset[str]:

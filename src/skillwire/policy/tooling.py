@@ -13,7 +13,7 @@ from typing import Any
 
 from skillwire.policy.access import AccessPolicy
 from skillwire.policy.arguments import ArgumentChecker
-from skillwire.policy.decisions import Reason
+from skillwire.policy.decisions import Reason, ReasonCode
 from skillwire.policy.rules import CompiledRule, RuleKind
 from skillwire.policy.shell import shell_problems
 from skillwire.skills.model import Skill
@@ -67,7 +67,12 @@ class ToolFacts:
         self.defaults = schema_defaults(self._schema, self.required)
         self._arguments = ArgumentChecker(self.tool.name, self._schema)
         blocks = [
-            Reason(r.code, f"{self.name} is denied", r.text, r.source)
+            Reason(
+                r.code,
+                r.text if r.code is ReasonCode.TOOL_UNAVAILABLE else f"{self.name} is denied",
+                r.text,
+                r.source,
+            )
             for r in self.rules
             if r.kind is RuleKind.TOOL_DENY
         ]

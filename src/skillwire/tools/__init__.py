@@ -7,8 +7,15 @@ unknown type fails with a clear outcome.
 
 A package's credentials are injected into the tools bound to them, a tool whose bound
 credential is unset fails as unavailable, and every outcome is redacted of secret
-values (:mod:`skillwire.tools.credentials`). Every outcome's ``state_changes`` are
-checked against the tool's declared ``effects``:
+values (:mod:`skillwire.tools.credentials`).
+
+:meth:`Executors.unavailable` tells the engine beforehand which tools of a skill cannot
+run here, and why: an executor type this runtime lacks, a credential the tool needs
+unusable (under ``missingCredentialBehavior: continue``; under ``fail_fast`` the job
+does not start), an MCP server that is not configured, did not start, or does not offer
+the tool (known once :meth:`Executors.prepare` listed the server's tools).
+
+Every outcome's ``state_changes`` are checked against the tool's declared ``effects``:
 a tool that reports a change it does not declare fails (effect safety), whatever
 executor ran it.
 
@@ -20,7 +27,7 @@ A ``python`` callable comes from the skill's folder or a module the operator lis
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +120,51 @@ class Executors(ExecutorRegistry[Tool]):
         variable or header each binding names: only that tool's own."""
         creds = self.credentials.of(skill_root)
         return creds.environment(tool.name) if creds is not None else {}
+
+    def unavailable(self, tools: Sequence[Tool], skill_root: Path | None) -> Mapping[str, str]:
+        """The tools among ``tools`` (of the skill in ``skill_root``) that cannot run
+        here, by full name, each with why: the executor type is missing, a credential
+        the tool needs is unusable, its MCP server is not configured, did not start or
+        does not offer it (as far as :meth:`prepare` learnt)."""
+        creds = self.credentials.of(skill_root)
+        out: dict[str, str] = {}
+        for tool in tools:
+            why = self._why_unavailable(tool, skill_root, creds)
+            if why is not None:  # a server's error could quote a value: redacted
+                out[tool.name] = creds.redact_text(why) if creds is not None else why
+        return out
+
+    def _why_unavailable(
+        self, tool: Tool, skill_root: Path | None, creds: SkillCredentials | None
+    ) -> str | None:
+        kind = tool.executor.type if tool.executor is not None else "simulate"
+        executor = self.by_type.get(kind)
+        if executor is None:
+            return f"executor type '{kind}' is not available in this runtime"
+        missing = creds.missing(tool.name) if creds is not None else None
+        if missing is not None:
+            return missing
+        if executor is self.mcp:
+            return self.mcp.unavailable(tool, skill_root)
+        return None
+
+    async def prepare(self, tools: Sequence[Tool], skill_root: Path | None) -> None:
+        """Start the MCP servers ``tools`` name and list their tools (once per runtime;
+        a server that did not start is tried again next time), so that
+        :meth:`unavailable` knows which tools they lack. A tool that cannot run anyway
+        (a credential unset) starts nothing."""
+        if self.by_type.get("mcp") is not self.mcp:
+            return
+        creds = self.credentials.of(skill_root)
+        runnable = [
+            t
+            for t in tools
+            if t.executor is not None
+            and t.executor.type == "mcp"
+            and (creds is None or creds.missing(t.name) is None)
+        ]
+        if runnable:
+            await self.mcp.prepare(runnable, skill_root)
 
     def waits(self, tool: Tool, skill_root: Path | None) -> bool:
         """Whether running ``tool`` may wait (on a thread, for I/O), so that the job

@@ -129,12 +129,24 @@ class SkillCredentials:
                 names.append(cid)
         return names
 
-    def unavailable(self, tool: str) -> str | None:
-        """Why ``tool`` cannot run (a credential it needs is unusable), or None."""
+    def missing(self, tool: str) -> str | None:
+        """The package's message for the first credential ``tool`` needs that is
+        unusable (why it cannot run), or None."""
+        if not self.problems:
+            return None
         for cid in self.needed_by(tool):
             if cid in self.problems:
-                return f"{tool} is unavailable: {self.message(cid)}"
+                return self.message(cid)
         return None
+
+    def unavailable(self, tool: str) -> str | None:
+        """Why ``tool`` cannot run (a credential it needs is unusable), or None."""
+        why = self.missing(tool)
+        return None if why is None else f"{tool} is unavailable: {why}"
+
+    def unavailable_without(self, credential: str) -> list[str]:
+        """The tools (full names) that cannot run while ``credential`` is unusable."""
+        return [t.name for t in self.skill.tools if credential in self.needed_by(t.name)]
 
     def refusal(self) -> str | None:
         """Under ``fail_fast``: why a job of this skill may not start (a required
@@ -189,31 +201,35 @@ class SkillCredentials:
         return ToolOutcome(outcome.ok, result, changes, error)
 
     def issues(self) -> list[SkillIssue]:
-        """For ``skillwire check``: each required credential unusable a warning (a job
-        of the skill will not start under ``fail_fast``; its tools are unavailable under
-        ``continue``), each optional one a note."""
+        """For ``skillwire check``: each credential unusable, with what follows: under
+        ``fail_fast`` a required one stops every job of the skill from starting;
+        otherwise the tools that need it (listed) are unavailable. A warning, or a note
+        for an optional one that no tool needs."""
         out: list[SkillIssue] = []
         for index, spec in enumerate(self.specs):
             problem = self.problems.get(spec.id)
             if problem is None:
                 continue
             path = ("credentials", "credentials", index, "id")
-            severity = Severity.WARNING if spec.required else Severity.INFO
             tools = [t for t, pairs in self.bindings.items() if any(c == spec.id for _, c in pairs)]
+            lost = self.unavailable_without(spec.id)
+            severity = Severity.WARNING if spec.required or lost else Severity.INFO
+            if spec.required and self.mode == "fail_fast":
+                effect = ": a job of this skill will not start (fail_fast)"
+            elif lost:
+                effect = (
+                    f": {', '.join(lost)} {'is' if len(lost) == 1 else 'are'} unavailable "
+                    "(not offered to the planner, calls refused)"
+                    + ("" if spec.required else "; it is optional for the others")
+                )
+            else:
+                effect = "; it is optional, and no tool needs it to run"
             out.append(
                 SkillIssue(
                     severity,
                     f"credential {problem}"
                     + (f" (bound to {', '.join(tools)})" if tools else "")
-                    + (
-                        (
-                            ": a job of this skill will not start"
-                            if self.mode == "fail_fast"
-                            else ": the tools that need it are unavailable"
-                        )
-                        if spec.required
-                        else "; it is optional"
-                    ),
+                    + effect,
                     self.skill.locate(path),
                     path,
                     code="credential-unset" if "not set" in problem else "credential-invalid",
