@@ -132,7 +132,7 @@ def _run(
 ) -> None:
     import asyncio
 
-    from skillwire.builder import draft_with_model, finish, interview
+    from skillwire.builder import add_dry_run_tests, draft_with_model, finish, interview
 
     model = _drafting_model(model_spec) if drafts else None
     if model is not None:
@@ -152,6 +152,8 @@ def _run(
 
             asyncio.run(drafted())
     interview(session)
+    if dry_run:
+        add_dry_run_tests(session)
     path = finish(session, confirm=not yes)
     if path is None:
         raise typer.Exit(1)
@@ -186,7 +188,8 @@ DryRunOption = Annotated[
     bool,
     typer.Option(
         "--dry-run/--no-dry-run",
-        help="Generate the skill's scenarios and run them offline after writing.",
+        help="Generate the skill's scenarios into its tests: and run its tests offline "
+        "(as skillwire test does) after writing.",
     ),
 ]
 

@@ -7,11 +7,19 @@ existing file keeps its comments and order; the interview (:func:`interview` ove
 Python functions (:func:`tools_from_python`) or an OpenAPI document
 (:func:`tools_from_openapi`), each proposed a policy from what it does
 (:func:`propose_policy`); with a model, :func:`draft_with_model` drafts every section
-first. :func:`generate_scenarios` writes the skill's dry-run scenarios. See
+first. :func:`add_dry_run_tests` puts the skill's generated dry-run scenarios
+(:func:`generate_scenarios`) in its ``tests:``, which ``skillwire test`` runs. See
 docs/authoring.md.
 """
 
-from skillwire.builder.authoring import PHASES, add_tools, finish, interview, open_draft
+from skillwire.builder.authoring import (
+    PHASES,
+    add_dry_run_tests,
+    add_tools,
+    finish,
+    interview,
+    open_draft,
+)
 from skillwire.builder.condition_view import ConditionView, view_condition
 from skillwire.builder.draft import Draft, DraftCheck
 from skillwire.builder.drafting import apply_model_draft, draft_with_model
@@ -44,6 +52,7 @@ __all__ = [
     "Prompter",
     "Question",
     "Session",
+    "add_dry_run_tests",
     "add_tools",
     "apply_model_draft",
     "classify_tool",

@@ -1,5 +1,6 @@
 """The whole authoring flow over a draft: start it, import tools, run the interview
-(all phases, or only what the assistant's draft lacks), and write it with its diff."""
+(all phases, or only what the assistant's draft lacks), put the generated dry-run
+scenarios in its ``tests:``, and write it with its diff."""
 
 from __future__ import annotations
 
@@ -25,10 +26,11 @@ from skillwire.builder.phases_tools import (
     tools_phase,
     workflows_phase,
 )
+from skillwire.builder.scenarios import GeneratedScenarios, generate_scenarios
 from skillwire.builder.yaml_text import plain
 from skillwire.skills.loader_single import derive_id
 
-__all__ = ["PHASES", "add_tools", "finish", "interview", "open_draft"]
+__all__ = ["PHASES", "add_dry_run_tests", "add_tools", "finish", "interview", "open_draft"]
 
 PHASES: tuple[Phase, ...] = (
     problem_phase,
@@ -65,6 +67,23 @@ def add_tools(session: Session, tools: Iterable[Mapping[str, Any]]) -> None:
 def interview(session: Session, phases: Sequence[Phase] = PHASES) -> None:
     """Run the interview's phases over the session's draft."""
     run_phases(session, phases)
+
+
+def add_dry_run_tests(session: Session) -> GeneratedScenarios | None:
+    """Generate the dry-run scenarios of the draft (:func:`generate_scenarios`) and put
+    them in its ``tests:`` section, where ``skillwire test`` runs them: a test of the
+    same id is replaced (the diff before the write shows it), the skill's other tests
+    are kept. None while the draft does not load (there is no skill to generate from)."""
+    check = session.draft.check()
+    if not check.loads or check.skill is None:
+        return None
+    generated = generate_scenarios(check.skill)
+    for reason in generated.skipped:
+        session.say(f"no scenario for {reason}", "warning")
+    if generated.tests:
+        change = partial(edits.set_tests, tests=generated.tests)
+        session.apply(change, f"{len(generated.tests)} generated scenarios in tests:")
+    return generated
 
 
 def finish(session: Session, *, confirm: bool) -> Path | None:
