@@ -4,7 +4,7 @@ scenarios in its ``tests:``, and write it with its diff."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from skillwire.builder.phases_tools import (
     tools_phase,
     workflows_phase,
 )
+from skillwire.builder.python_tools import ImportedTools
 from skillwire.builder.scenarios import GeneratedScenarios, generate_scenarios
 from skillwire.builder.yaml_text import plain
 from skillwire.skills.loader_single import derive_id
@@ -58,10 +59,17 @@ def open_draft(folder: Path, *, new: bool, description: str = "") -> Draft:
     return draft
 
 
-def add_tools(session: Session, tools: Iterable[Mapping[str, Any]]) -> None:
-    """Add imported tools, each checked as any answer is."""
-    for tool in tools:
-        session.apply(partial(edits.add_tool, tool=dict(tool)), f"tool {tool.get('name')}")
+def add_tools(session: Session, imported: ImportedTools) -> None:
+    """Add imported tools, each checked as any answer is, and what their source says
+    they do (for their proposed policies). A tool whose name the draft has already is
+    left as the draft has it (its policy and comments stay), and said."""
+    session.tool_hints.update(imported.hints)
+    for tool in imported.tools:
+        name = tool.get("name")
+        if any(isinstance(t, dict) and t.get("name") == name for t in _tools(session.draft)):
+            session.say(f"left out: tool {name}: the skill has a tool of that name", "warning")
+            continue
+        session.apply(partial(edits.add_tool, tool=dict(tool)), f"tool {name}")
 
 
 def interview(session: Session, phases: Sequence[Phase] = PHASES) -> None:
@@ -112,6 +120,11 @@ def finish(session: Session, *, confirm: bool) -> Path | None:
     path = draft.write()
     session.say(f"wrote {path}", "ok")
     return path
+
+
+def _tools(draft: Draft) -> list[Any]:
+    tools = plain(draft.data).get("tools")
+    return tools if isinstance(tools, list) else []
 
 
 def intent_ids(draft: Draft) -> list[str]:

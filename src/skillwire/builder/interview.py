@@ -21,6 +21,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from skillwire.builder.draft import Draft
 from skillwire.builder.summary import summarize
+from skillwire.builder.tool_effects import ToolHints
 from skillwire.core.issues import SkillIssue
 
 __all__ = [
@@ -107,6 +108,9 @@ class Session:
     """True after the assistant drafted: phases whose part is there are skipped."""
     notes: list[str] = field(default_factory=list)
     """What was said along the way (kept for reports and tests)."""
+    tool_hints: dict[str, ToolHints] = field(default_factory=dict)
+    """What the source of an imported tool says it does (an MCP server's annotations),
+    by tool name: weighed when its policy is proposed."""
 
     def say(self, text: str, style: str = "") -> None:
         """Show a line to the author."""

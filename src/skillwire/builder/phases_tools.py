@@ -156,7 +156,9 @@ def policies_phase(session: Session) -> PhaseResult:
             continue
         schema = _schema(tool)
         method = (tool.get("executor") or {}).get("method")
-        proposal = propose_policy(name, str(tool.get("description", "")), schema, method)
+        description = str(tool.get("description", ""))
+        hints = session.tool_hints.get(name)
+        proposal = propose_policy(name, description, schema, method, hints=hints)
         session.say(
             f"{name}: {proposal.effect.value}; proposed: "
             f"{CHOICE_LABELS[proposal.choice]} ({proposal.reason})",
