@@ -163,6 +163,25 @@ class Session:
         answer = self.ask(Question(text, ("yes", "no"), "yes" if default else "no"))
         return None if answer is None else answer == "yes"
 
+    def repeat(
+        self,
+        text: str,
+        default: bool | Callable[[], bool],
+        one: Callable[[], PhaseResult | None],
+    ) -> PhaseResult:
+        """Ask ``text`` (yes or no; ``default``, or what it says of the draft as it is
+        then) and run ``one`` after each yes, until a no (DONE). BACK when the author
+        goes back at the question, or ``one`` returns BACK; ``one`` returns None to be
+        asked again (a change taken, or an answer refused and said)."""
+        while True:
+            more = self.confirm(text, default() if callable(default) else default)
+            if more is None:
+                return PhaseResult.BACK
+            if not more:
+                return PhaseResult.DONE
+            if one() is PhaseResult.BACK:
+                return PhaseResult.BACK
+
     def settle(
         self,
         question: Question,
