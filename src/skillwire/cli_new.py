@@ -192,15 +192,26 @@ def list_mcp_tools(server: McpServer) -> list[dict[str, Any]]:
     return [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in tools]
 
 
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: ``"`` and ``\\`` escaped, and every control
+    character (TOML allows none but tab in a basic string) as ``\\uXXXX``."""
+    out = []
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
 def server_entry(server: McpServer) -> str:
     """The ``skillwire.toml`` table that configures ``server`` for the mcp executor."""
-    import json
-
-    where = (
-        f"url = {json.dumps(server.url, ensure_ascii=False)}"
-        if server.url is not None
-        else f"command = {json.dumps(list(server.command), ensure_ascii=False)}"
-    )
+    if server.url is not None:
+        where = f"url = {toml_string(server.url)}"
+    else:
+        where = f"command = [{', '.join(map(toml_string, server.command))}]"
     return f"[tools.mcp_servers.{server.name}]\n{where}"
 
 

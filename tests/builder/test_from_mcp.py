@@ -185,3 +185,15 @@ def test_a_wrong_mcp_source_is_a_usage_error_and_writes_nothing(
     assert message in result.output
     assert "Traceback" not in result.output
     assert not Path("desk/domain.yaml").exists()
+
+
+def test_the_printed_entry_is_toml_whatever_the_command_holds() -> None:
+    from skillwire.cli_new import server_entry
+    from skillwire.tools import McpServer
+
+    odd = ['py "3"', "C:\\tools\\srv", "line\nbreak", "del\x7f", "tab\t", "ünï", '"]\n[x]']
+    entry = server_entry(McpServer("srv", tuple(odd)))
+    assert tomllib.loads(entry) == {"tools": {"mcp_servers": {"srv": {"command": odd}}}}
+    url = 'http://h/mcp?q="x"\n'
+    parsed = tomllib.loads(server_entry(McpServer("srv", url=url)))
+    assert parsed["tools"]["mcp_servers"]["srv"] == {"url": url}
