@@ -172,15 +172,19 @@ class Session:
         """Ask ``text`` (yes or no; ``default``, or what it says of the draft as it is
         then) and run ``one`` after each yes, until a no (DONE). BACK when the author
         goes back at the question, or ``one`` returns BACK; ``one`` returns None to be
-        asked again (a change taken, or an answer refused and said)."""
+        asked again, or raises :class:`ValueError` saying what is wrong with an answer
+        (it is shown, and the question asked again)."""
         while True:
             more = self.confirm(text, default() if callable(default) else default)
             if more is None:
                 return PhaseResult.BACK
             if not more:
                 return PhaseResult.DONE
-            if one() is PhaseResult.BACK:
-                return PhaseResult.BACK
+            try:
+                if one() is PhaseResult.BACK:
+                    return PhaseResult.BACK
+            except ValueError as exc:
+                self.say(str(exc), "error")
 
     def settle(
         self,

@@ -185,15 +185,12 @@ def required_inputs_phase(session: Session) -> PhaseResult:
 
 
 def _required_input(session: Session) -> PhaseResult | None:
-    """One value asked of the user."""
+    """One value asked of the user. Raises :class:`ValueError` for a path that is not
+    one."""
     path = session.ask(Question("Field path", note="e.g. order_id or identity.email"))
     if path is None:
         return PhaseResult.BACK
-    try:
-        entry = _parse_input(path)
-    except ValueError as exc:
-        session.say(str(exc), "error")
-        return None
+    entry = _parse_input(path)  # what is wrong is said, and the question asked again
     prompt = session.ask(Question("What the user is asked", default=f"What is your {path}?"))
     kind = session.ask(Question("Answer type", ("text", "choice"), "text"))
     if prompt is None or kind is None:

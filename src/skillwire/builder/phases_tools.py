@@ -97,7 +97,8 @@ def tools_phase(session: Session) -> PhaseResult:
 
 
 def _tool(session: Session) -> PhaseResult | None:
-    """One tool by hand (the first one is offered defaults)."""
+    """One tool by hand (the first one is offered defaults). Raises
+    :class:`ValueError` for arguments that cannot be read."""
     first = not _tools(session)
     name = session.ask(Question("Tool name", default="look_up" if first else ""))
     if name is None:
@@ -116,11 +117,7 @@ def _tool(session: Session) -> PhaseResult | None:
     )
     if raw is None:
         return PhaseResult.BACK
-    try:
-        inputs = parse_inputs(raw)
-    except ValueError as exc:
-        session.say(str(exc), "error")
-        return None
+    inputs = parse_inputs(raw)  # what is wrong is said, and the question asked again
     executor = _executor(session, name)
     if executor is None:
         return PhaseResult.BACK
@@ -276,14 +273,13 @@ def workflows_phase(session: Session) -> PhaseResult:
 
 
 def _workflow(session: Session) -> PhaseResult | None:
-    """One required workflow."""
+    """One required workflow. Raises :class:`ValueError` for fewer than two steps."""
     steps = session.ask(Question("The tools in order, comma-separated"))
     if steps is None:
         return PhaseResult.BACK
     names = [s.strip() for s in steps.split(",") if s.strip()]
     if len(names) < 2:
-        session.say("a workflow orders at least two tools", "error")
-        return None
+        raise ValueError("a workflow orders at least two tools")
     title = session.ask(Question("Its name", default=" then ".join(names)))
     if title is None:
         return PhaseResult.BACK
