@@ -4,6 +4,7 @@ asks only for what is missing."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import shutil
 from pathlib import Path
@@ -63,22 +64,75 @@ def test_edit_adds_an_intent_and_keeps_every_comment_and_the_order() -> None:
     removed = [
         line for line in result.output.splitlines() if line.startswith("-") and "---" not in line
     ]
-    assert removed == []  # the diff shown before writing: only the new intent
+    assert removed == []  # the diff shown before writing: the new intent and its test
     assert "+    - id: intent_cancel" in added
-    # The rest of the file is byte for byte what the author wrote.
-    assert after.replace("".join(f"{a[1:]}\n" for a in added), "") == before
+    assert "+  - id: intent-intent_cancel" in added  # its generated scenario, in tests:
+    # The rest of the file is byte for byte what the author wrote: only lines added.
+    assert only_added(before, after) == [a[1:] for a in added]
     data = YAML(typ="safe").load(after)
     assert [i["id"] for i in data["intents"]["supported"]][-1] == "intent_cancel"
     assert load_paths([Path("refund")]).report.error_count == 0
 
 
+def only_added(before: str, after: str) -> list[str]:
+    """The lines ``after`` adds to ``before``; fails when it changes or removes one."""
+    old, new = before.splitlines(), after.splitlines()
+    added: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new).get_opcodes():
+        assert tag in ("equal", "insert"), (tag, old[i1:i2], new[j1:j2])
+        if tag == "insert":
+            added += new[j1:j2]
+    return added
+
+
 def test_edit_with_every_default_changes_nothing() -> None:
     shutil.copytree(REFUND, "refund")
     before = Path("refund/domain.yaml").read_text()
-    result = cli(["edit", "refund", "--yes"])
+    result = cli(["edit", "refund", "--yes", "--no-dry-run"])
     assert result.exit_code == 0, result.output
     assert "is unchanged" in result.output
     assert Path("refund/domain.yaml").read_text() == before
+
+
+def test_edit_adds_the_generated_scenarios_to_tests_once() -> None:
+    shutil.copytree(REFUND, "refund")
+    before = Path("refund/domain.yaml").read_text()
+    hand_written = [t["id"] for t in YAML(typ="safe").load(before)["tests"]]
+    first = cli(["edit", "refund", "--yes"])
+    assert first.exit_code == 0, first.output
+    after = Path("refund/domain.yaml").read_text()
+    added = only_added(before, after)  # the author's lines and comments stay as they were
+    assert added[0] == "  - id: intent-intent_refund"
+    ids = [t["id"] for t in YAML(typ="safe").load(after)["tests"]]
+    generated = ["intent-intent_refund", "intent-intent_order_status", "out-of-domain"]
+    assert ids == [*hand_written, *generated]
+    # process_refund's approval needs verify_identity first: no scenario, and said so
+    assert "no scenario for approval of process_refund" in first.output
+    # the dry run is the skill's whole suite, as skillwire test runs it
+    assert f"dry run: {len(ids)} passed, 0 failed, 0 manual" in first.output
+    second = cli(["edit", "refund", "--yes"])
+    assert second.exit_code == 0, second.output
+    assert "is unchanged" in second.output
+    assert Path("refund/domain.yaml").read_text() == after
+
+
+def test_a_generated_test_the_skill_outgrew_is_replaced_and_the_diff_shows_it() -> None:
+    shutil.copytree(REFUND, "refund")
+    assert cli(["edit", "refund", "--yes"]).exit_code == 0
+    path = Path("refund/domain.yaml")
+    stale = path.read_text().replace(
+        "message: Where is my order?", "message: Where is my order?  # asked by hand"
+    )
+    stale = stale.replace(
+        "{intent: intent_order_status, entities: {}}", "{intent: intent_refund, entities: {}}"
+    )
+    path.write_text(stale)
+    result = cli(["edit", "refund", "--yes"])
+    assert result.exit_code == 0, result.output
+    assert "-      - {stage: intent, json: {intent: intent_refund, entities: {}}}" in result.output
+    assert "# asked by hand" not in path.read_text()  # the entry was written anew
+    tests = YAML(typ="safe").load(path)["tests"]
+    assert len([t for t in tests if t["id"] == "intent-intent_order_status"]) == 1
 
 
 DRAFT = {
@@ -217,3 +271,21 @@ def test_drafting_is_one_json_call_through_the_chat_model_protocol(tmp_path: Pat
     assert "Refunds, big ones by finance." in request.messages[-1].content
     assert '"lookup"' in request.messages[-1].content  # the tools the author has
     assert session.only_missing and draft.last.loads
+
+
+def test_a_failing_test_of_the_skill_fails_the_dry_run_as_skillwire_test_fails() -> None:
+    shutil.copytree(REFUND, "refund")
+    path = Path("refund/domain.yaml")
+    path.write_text(
+        path.read_text()
+        + "  - id: wrong-end\n"
+        + "    message: Please refund 120 for order ORD-12345\n"
+        + "    expect: {outcome: BLOCKED}\n"
+    )
+    result = cli(["edit", "refund", "--yes"])
+    assert result.exit_code == 1, result.output
+    assert "FAIL wrong-end: expected outcome BLOCKED, got SUCCESS" in result.output
+    assert "dry run: 8 passed, 1 failed, 0 manual" in result.output
+    assert "intent-intent_refund" in path.read_text()  # written: only the run failed
+    test = cli(["test", "refund"])
+    assert test.exit_code == 1 and "8 passed, 1 failed, 0 manual" in test.output

@@ -110,14 +110,21 @@ def test_a_scripted_interview_writes_a_skill_that_loads_and_passes_its_dry_run()
     assert [i["id"] for i in data["intents"]["supported"]] == ["intent_status", "intent_refund"]
     assert data["output_contract"] == {"required_fields": ["order_id", "status"]}
     assert data["role"]["name"] == "Support Agent"
-    runs = YAML(typ="safe").load(Path("desk/dry_runs.yaml"))
-    assert runs["schemaVersion"] == "skillwire-dry-runs/v1"
-    assert {t["id"] for t in runs["tests"]} == {
+    generated = [
         "intent-intent_status",
         "intent-intent_refund",
         "approval-process_refund-1",
         "out-of-domain",
-    }
+    ]
+    assert [t["id"] for t in data["tests"]] == generated  # the skill's own tests
+    assert "+  - id: approval-process_refund-1" in out  # in the diff before the write
+    # The dry run is what skillwire test runs later: the same cases, the same verdicts.
+    shown = [line.split()[:2] for line in out.splitlines() if line.startswith("  pass ")]
+    test = cli(["test", "desk"])
+    assert test.exit_code == 0, test.output
+    assert "4 passed, 0 failed, 2 manual" in test.output  # the two scenarios[] are prose
+    assert "dry run: 4 passed, 0 failed, 2 manual" in out
+    assert shown == [["pass", f"{case}:"] for case in generated]
 
 
 def test_input_that_ends_early_writes_nothing() -> None:

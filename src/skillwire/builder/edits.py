@@ -12,7 +12,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from skillwire.builder.yaml_text import insert_ordered, to_yaml_data
+from skillwire.builder.yaml_text import insert_ordered, plain, to_yaml_data
 
 __all__ = [
     "add_approval",
@@ -30,6 +30,7 @@ __all__ = [
     "set_output_contract",
     "set_persona",
     "set_problem",
+    "set_tests",
 ]
 
 _PROBLEM_ORDER = ("statement", "goals")
@@ -212,3 +213,18 @@ def set_persona(root: CommentedMap, name: str, persona: str, tone: str = "") -> 
             style = CommentedMap()
             insert_ordered(role, "communication_style", style, _ROLE_ORDER)
         style["tone"] = tone
+
+
+def set_tests(root: CommentedMap, tests: Sequence[Mapping[str, Any]]) -> None:
+    """Entries of the top-level ``tests:`` section (a skill's dry-run tests), by ``id``:
+    a test of the same id is replaced where it stands, the others are kept."""
+    items = list_at(root, "tests")
+    for test in tests:
+        same = (i for i in items if isinstance(i, Mapping) and i.get("id") == test.get("id"))
+        if plain(next(same, None)) == dict(test):
+            continue  # an equal one keeps its comments and spelling
+        node = to_yaml_data(dict(test))
+        for reply in node.get("script") or []:
+            if isinstance(reply, CommentedMap):
+                reply.fa.set_flow_style()  # one line a reply, as scripts are written
+        _upsert(items, "id", node)

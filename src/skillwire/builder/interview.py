@@ -21,6 +21,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from skillwire.builder.draft import Draft
 from skillwire.builder.summary import summarize
+from skillwire.builder.tool_effects import ToolHints
 from skillwire.core.issues import SkillIssue
 
 __all__ = [
@@ -107,6 +108,9 @@ class Session:
     """True after the assistant drafted: phases whose part is there are skipped."""
     notes: list[str] = field(default_factory=list)
     """What was said along the way (kept for reports and tests)."""
+    tool_hints: dict[str, ToolHints] = field(default_factory=dict)
+    """What the source of an imported tool says it does (an MCP server's annotations),
+    by tool name: weighed when its policy is proposed."""
 
     def say(self, text: str, style: str = "") -> None:
         """Show a line to the author."""
@@ -158,6 +162,29 @@ class Session:
         """Yes or no; None when the author goes back."""
         answer = self.ask(Question(text, ("yes", "no"), "yes" if default else "no"))
         return None if answer is None else answer == "yes"
+
+    def repeat(
+        self,
+        text: str,
+        default: bool | Callable[[], bool],
+        one: Callable[[], PhaseResult | None],
+    ) -> PhaseResult:
+        """Ask ``text`` (yes or no; ``default``, or what it says of the draft as it is
+        then) and run ``one`` after each yes, until a no (DONE). BACK when the author
+        goes back at the question, or ``one`` returns BACK; ``one`` returns None to be
+        asked again, or raises :class:`ValueError` saying what is wrong with an answer
+        (it is shown, and the question asked again)."""
+        while True:
+            more = self.confirm(text, default() if callable(default) else default)
+            if more is None:
+                return PhaseResult.BACK
+            if not more:
+                return PhaseResult.DONE
+            try:
+                if one() is PhaseResult.BACK:
+                    return PhaseResult.BACK
+            except ValueError as exc:
+                self.say(str(exc), "error")
 
     def settle(
         self,

@@ -3,7 +3,7 @@ with examples, required inputs, the output contract and the persona."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -133,38 +133,37 @@ def intents_phase(session: Session) -> PhaseResult:
     session.say("3. intents: what users ask for, with examples of how they say it", "note")
     if intents:
         session.say("the draft has: " + ", ".join(str(i.get("id")) for i in intents), "note")
-    queue = [] if intents else _intent_defaults(session)
-    while True:
-        if queue:
-            default_id, default_text, default_examples = queue.pop(0)
-        else:
-            more = session.confirm("Add an intent?", default=False)
-            if more is None:
-                return PhaseResult.BACK
-            if not more:
-                return PhaseResult.DONE
-            default_id, default_text, default_examples = "", "", []
-        intent_id = session.ask(
-            Question("Intent id", default=default_id, note="e.g. intent_refund")
-        )
-        if intent_id is None:
+    for proposed in [] if intents else _intent_defaults(session):
+        if _intent(session, *proposed) is PhaseResult.BACK:
             return PhaseResult.BACK
-        intent_id = slug(intent_id, 8) or default_id
-        text = session.ask(
-            Question("What does the user want, in a sentence?", default=default_text)
-        )
-        if text is None:
-            return PhaseResult.BACK
-        examples = session.ask_list(Question("Something a user would write"), default_examples)
-        if examples is None:
-            return PhaseResult.BACK
-        if not examples:
-            session.say("an intent needs at least one example: left out", "error")
-            continue
-        session.apply(
-            partial(edits.add_intent, intent_id=intent_id, description=text, examples=examples),
-            f"intent {intent_id}",
-        )
+    return session.repeat("Add an intent?", False, partial(_intent, session))
+
+
+def _intent(
+    session: Session,
+    default_id: str = "",
+    default_text: str = "",
+    default_examples: Sequence[str] = (),
+) -> PhaseResult | None:
+    """One intent (a proposed one is offered as the defaults)."""
+    intent_id = session.ask(Question("Intent id", default=default_id, note="e.g. intent_refund"))
+    if intent_id is None:
+        return PhaseResult.BACK
+    intent_id = slug(intent_id, 8) or default_id
+    text = session.ask(Question("What does the user want, in a sentence?", default=default_text))
+    if text is None:
+        return PhaseResult.BACK
+    examples = session.ask_list(Question("Something a user would write"), default_examples)
+    if examples is None:
+        return PhaseResult.BACK
+    if not examples:
+        session.say("an intent needs at least one example: left out", "error")
+        return None
+    session.apply(
+        partial(edits.add_intent, intent_id=intent_id, description=text, examples=examples),
+        f"intent {intent_id}",
+    )
+    return None
 
 
 def _parse_input(answer: str) -> dict[str, Any]:
@@ -181,31 +180,29 @@ def required_inputs_phase(session: Session) -> PhaseResult:
     if session.only_missing:
         return PhaseResult.DONE
     session.say("8. required inputs: what to ask before any tool runs", "note")
-    while True:
-        more = session.confirm("Ask the user for something before any tool runs?", default=False)
-        if more is None:
+    text = "Ask the user for something before any tool runs?"
+    return session.repeat(text, False, partial(_required_input, session))
+
+
+def _required_input(session: Session) -> PhaseResult | None:
+    """One value asked of the user. Raises :class:`ValueError` for a path that is not
+    one."""
+    path = session.ask(Question("Field path", note="e.g. order_id or identity.email"))
+    if path is None:
+        return PhaseResult.BACK
+    entry = _parse_input(path)  # what is wrong is said, and the question asked again
+    prompt = session.ask(Question("What the user is asked", default=f"What is your {path}?"))
+    kind = session.ask(Question("Answer type", ("text", "choice"), "text"))
+    if prompt is None or kind is None:
+        return PhaseResult.BACK
+    entry |= {"prompt": prompt, "input_type": kind}
+    if kind == "choice":
+        options = session.ask_list(Question("An option"))
+        if options is None:
             return PhaseResult.BACK
-        if not more:
-            return PhaseResult.DONE
-        path = session.ask(Question("Field path", note="e.g. order_id or identity.email"))
-        if path is None:
-            return PhaseResult.BACK
-        try:
-            entry = _parse_input(path)
-        except ValueError as exc:
-            session.say(str(exc), "error")
-            continue
-        prompt = session.ask(Question("What the user is asked", default=f"What is your {path}?"))
-        kind = session.ask(Question("Answer type", ("text", "choice"), "text"))
-        if prompt is None or kind is None:
-            return PhaseResult.BACK
-        entry |= {"prompt": prompt, "input_type": kind}
-        if kind == "choice":
-            options = session.ask_list(Question("An option"))
-            if options is None:
-                return PhaseResult.BACK
-            entry["options"] = options
-        session.apply(partial(edits.add_required_input, entry=entry), f"input {path}")
+        entry["options"] = options
+    session.apply(partial(edits.add_required_input, entry=entry), f"input {path}")
+    return None
 
 
 def _contract_change(answer: str) -> Change:

@@ -91,41 +91,40 @@ def tools_phase(session: Session) -> PhaseResult:
     session.say("4. tools: what the agent can do", "note")
     if tools:
         session.say("the draft has: " + ", ".join(str(t.get("name")) for t in tools), "note")
-    while True:
-        more = session.confirm("Add a tool by hand?", default=not _tools(session))
-        if more is None:
-            return PhaseResult.BACK
-        if not more:
-            return PhaseResult.DONE
-        first = not _tools(session)
-        name = session.ask(Question("Tool name", default="look_up" if first else ""))
-        if name is None:
-            return PhaseResult.BACK
-        description = session.ask(
-            Question("What it does", default="Look up what the user asks about" if first else "")
+    return session.repeat(
+        "Add a tool by hand?", lambda: not _tools(session), partial(_tool, session)
+    )
+
+
+def _tool(session: Session) -> PhaseResult | None:
+    """One tool by hand (the first one is offered defaults). Raises
+    :class:`ValueError` for arguments that cannot be read."""
+    first = not _tools(session)
+    name = session.ask(Question("Tool name", default="look_up" if first else ""))
+    if name is None:
+        return PhaseResult.BACK
+    description = session.ask(
+        Question("What it does", default="Look up what the user asks about" if first else "")
+    )
+    if description is None:
+        return PhaseResult.BACK
+    raw = session.ask(
+        Question(
+            "Arguments as name:type, comma-separated (? after one: optional)",
+            default="query:string" if first else "",
+            note=f"types: {', '.join(INPUT_TYPES)}; e.g. order_id:string, amount:number",
         )
-        if description is None:
-            return PhaseResult.BACK
-        raw = session.ask(
-            Question(
-                "Arguments as name:type, comma-separated (? after one: optional)",
-                default="query:string" if first else "",
-                note=f"types: {', '.join(INPUT_TYPES)}; e.g. order_id:string, amount:number",
-            )
-        )
-        if raw is None:
-            return PhaseResult.BACK
-        try:
-            inputs = parse_inputs(raw)
-        except ValueError as exc:
-            session.say(str(exc), "error")
-            continue
-        executor = _executor(session, name)
-        if executor is None:
-            return PhaseResult.BACK
-        entry: dict[str, Any] = {"name": name, "description": description, "inputs": inputs}
-        entry["executor"] = executor
-        session.apply(partial(edits.add_tool, tool=entry), f"tool {name}")
+    )
+    if raw is None:
+        return PhaseResult.BACK
+    inputs = parse_inputs(raw)  # what is wrong is said, and the question asked again
+    executor = _executor(session, name)
+    if executor is None:
+        return PhaseResult.BACK
+    entry: dict[str, Any] = {"name": name, "description": description, "inputs": inputs}
+    entry["executor"] = executor
+    session.apply(partial(edits.add_tool, tool=entry), f"tool {name}")
+    return None
 
 
 def _decided(data: dict[str, Any], name: str) -> bool:
@@ -156,7 +155,9 @@ def policies_phase(session: Session) -> PhaseResult:
             continue
         schema = _schema(tool)
         method = (tool.get("executor") or {}).get("method")
-        proposal = propose_policy(name, str(tool.get("description", "")), schema, method)
+        description = str(tool.get("description", ""))
+        hints = session.tool_hints.get(name)
+        proposal = propose_policy(name, description, schema, method, hints=hints)
         session.say(
             f"{name}: {proposal.effect.value}; proposed: "
             f"{CHOICE_LABELS[proposal.choice]} ({proposal.reason})",
@@ -268,22 +269,21 @@ def workflows_phase(session: Session) -> PhaseResult:
     if session.only_missing:
         return PhaseResult.DONE
     session.say("7. workflows: tools that must run in order", "note")
-    while True:
-        more = session.confirm("Must some tools run in a set order?", default=False)
-        if more is None:
-            return PhaseResult.BACK
-        if not more:
-            return PhaseResult.DONE
-        steps = session.ask(Question("The tools in order, comma-separated"))
-        if steps is None:
-            return PhaseResult.BACK
-        names = [s.strip() for s in steps.split(",") if s.strip()]
-        if len(names) < 2:
-            session.say("a workflow orders at least two tools", "error")
-            continue
-        title = session.ask(Question("Its name", default=" then ".join(names)))
-        if title is None:
-            return PhaseResult.BACK
-        session.apply(
-            partial(edits.add_workflow, name=title, steps=names, required=True), f"workflow {title}"
-        )
+    return session.repeat("Must some tools run in a set order?", False, partial(_workflow, session))
+
+
+def _workflow(session: Session) -> PhaseResult | None:
+    """One required workflow. Raises :class:`ValueError` for fewer than two steps."""
+    steps = session.ask(Question("The tools in order, comma-separated"))
+    if steps is None:
+        return PhaseResult.BACK
+    names = [s.strip() for s in steps.split(",") if s.strip()]
+    if len(names) < 2:
+        raise ValueError("a workflow orders at least two tools")
+    title = session.ask(Question("Its name", default=" then ".join(names)))
+    if title is None:
+        return PhaseResult.BACK
+    session.apply(
+        partial(edits.add_workflow, name=title, steps=names, required=True), f"workflow {title}"
+    )
+    return None

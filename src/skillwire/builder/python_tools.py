@@ -21,9 +21,10 @@ from typing import Any
 from pydantic import ConfigDict, Field, ValidationError, create_model
 from pydantic.errors import PydanticUserError
 
+from skillwire.builder.tool_effects import ToolHints
 from skillwire.core.errors import UsageError
 
-__all__ = ["ImportedTools", "schema_of", "tools_from_python"]
+__all__ = ["ImportedTools", "schema_of", "strip_titles", "tools_from_python"]
 
 _RESERVED = frozenset({"idempotency_key"})
 """Parameters the executor fills itself, never the model."""
@@ -40,6 +41,9 @@ class ImportedTools:
     files: dict[Path, str] = field(default_factory=dict)
     """Files the tools need in the skill's folder (a python module), by path, with their
     text: written by :meth:`write_files` once the skill is written."""
+    hints: dict[str, ToolHints] = field(default_factory=dict)
+    """What the source says each tool does (an MCP server's annotations), by tool name:
+    the policy proposed for it weighs them (:func:`~skillwire.builder.propose_policy`)."""
 
     def write_files(self) -> list[Path]:
         """Write :attr:`files` (a file there already is never overwritten with other
@@ -78,20 +82,18 @@ def _docstring_parts(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
     return summary, described
 
 
-def _strip_titles(node: Any) -> Any:
+def strip_titles(node: Any) -> Any:
     """The schema without pydantic's generated ``title`` keys (property names say it)."""
     if isinstance(node, dict):
         return {
             k: (
-                _strip_titles(v)
-                if k != "properties"
-                else {p: _strip_titles(s) for p, s in v.items()}
+                strip_titles(v) if k != "properties" else {p: strip_titles(s) for p, s in v.items()}
             )
             for k, v in node.items()
             if k != "title"
         }
     if isinstance(node, list):
-        return [_strip_titles(v) for v in node]
+        return [strip_titles(v) for v in node]
     return node
 
 
@@ -122,7 +124,7 @@ def schema_of(fn: Callable[..., Any]) -> dict[str, Any]:
         schema: dict[str, Any] = model.model_json_schema()
     except (PydanticUserError, TypeError, ValidationError) as exc:
         raise ValueError(f"its types cannot be described as JSON Schema: {exc}") from None
-    schema = _strip_titles(schema)
+    schema = strip_titles(schema)
     props = schema.get("properties") or {}
     for name, text in described.items():
         if name in props and text and "description" not in props[name]:

@@ -1,7 +1,8 @@
 """Dry-run scenarios generated for a skill: one per intent, one per approval, one out of
-the skill's domain. Each is written in the shape of a ``tests:`` entry of a skill
-(docs/authoring.md): an id, the user's message, the model that answers (a script of
-replies, so the run is exact and offline) and the end the job must reach.
+the skill's domain. Each is an entry of the skill's ``tests:`` section
+(:class:`~skillwire.skills.DryRunTest`, docs/authoring.md), so ``skillwire test`` runs
+exactly what the interview wrote: an id, the user's message, the model that answers (a
+script of replies, so the run is exact and offline) and the end the job must reach.
 
 The approval scenario's arguments are searched, not assumed: candidate values are tried
 against the skill's real gate until it asks for that approval; a tool whose approval
@@ -19,10 +20,7 @@ from typing import Any
 from skillwire.policy import Gate, NeedApproval, schema_validator
 from skillwire.skills import Skill
 
-__all__ = ["DRY_RUN_SCHEMA", "OUT_OF_DOMAIN_MESSAGE", "GeneratedScenarios", "generate_scenarios"]
-
-DRY_RUN_SCHEMA = "skillwire-dry-runs/v1"
-"""The ``schemaVersion`` of the generated scenarios' file."""
+__all__ = ["OUT_OF_DOMAIN_MESSAGE", "GeneratedScenarios", "generate_scenarios"]
 
 OUT_OF_DOMAIN_MESSAGE = "What will the weather be like on Mars next Tuesday?"
 """The message of the out-of-domain scenario."""
@@ -37,10 +35,6 @@ class GeneratedScenarios:
 
     tests: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-
-    def document(self, skill_id: str) -> dict[str, Any]:
-        """The self-describing block written to ``dry_runs.yaml``."""
-        return {"schemaVersion": DRY_RUN_SCHEMA, "skill": skill_id, "tests": self.tests}
 
 
 def _intent_reply(intent: str | None) -> dict[str, Any]:

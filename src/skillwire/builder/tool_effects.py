@@ -1,11 +1,14 @@
-"""What a tool does, read from its name, description and HTTP method, and the policy the
-assistant proposes for it: reads run freely; writes, payments and deletions propose an
-approval (or a workflow that puts a check first). The author confirms or picks another.
+"""What a tool does, read from its name, description and HTTP method (or an MCP server's
+annotations of it), and the policy the assistant proposes for it: reads run freely;
+writes, payments and deletions propose an approval (or a workflow that puts a check
+first). The author confirms or picks another.
 
 The words are matched on the identifier's parts (``process_refund`` is ``process`` and
 ``refund``; ``deleteFile`` is ``delete`` and ``file``), never on substrings, and a tool
 whose words say nothing is taken as a write: an unknown tool is proposed an approval,
-not a free pass.
+not a free pass. An MCP server's hints (:class:`ToolHints`) come from the same server as
+the tool's name, and weigh as its words do: ``destructiveHint`` makes any tool a
+deletion, ``readOnlyHint`` makes a read only of a tool whose words name no change.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ __all__ = [
     "Effect",
     "PolicyChoice",
     "PolicyProposal",
+    "ToolHints",
     "classify_tool",
     "identifier_words",
     "propose_policy",
@@ -221,21 +225,60 @@ def _first_effect(words: Iterable[str]) -> Effect | None:
     return None
 
 
-def classify_tool(name: str, description: str = "", method: str | None = None) -> Effect:
-    """What the tool does. The name decides first, then the description, then the
-    HTTP method; a GET that names a payment stays a read; nothing known is a write."""
+@dataclass(frozen=True, slots=True)
+class ToolHints:
+    """What an MCP server says of a tool (its ``annotations``). Only a boolean counts;
+    an absent hint says nothing (the protocol's defaults are not assumed)."""
+
+    read_only: bool | None = None
+    """``readOnlyHint``: the tool changes nothing."""
+    destructive: bool | None = None
+    """``destructiveHint``: the tool may destroy or overwrite (with ``read_only`` not
+    true)."""
+    open_world: bool | None = None
+    """``openWorldHint``: the tool reaches an open world (the web, others' messages):
+    its results can carry text written by others."""
+
+    @classmethod
+    def of(cls, annotations: object) -> ToolHints:
+        """The hints of an MCP tool's ``annotations`` object (anything else: none)."""
+        if not isinstance(annotations, Mapping):
+            return cls()
+
+        def flag(key: str) -> bool | None:
+            value = annotations.get(key)
+            return value if isinstance(value, bool) else None
+
+        return cls(flag("readOnlyHint"), flag("destructiveHint"), flag("openWorldHint"))
+
+
+def _said(name: str, description: str, method: str | None) -> Effect | None:
+    """What the HTTP method, the name, then the description say; None: nothing."""
     by_method = _METHODS.get((method or "").upper())
+    if by_method is not None:
+        return by_method  # a GET that names a payment stays a read
     named = _first_effect(identifier_words(name))
-    if by_method is Effect.READ:
-        return Effect.READ
-    if by_method is Effect.DELETION:
-        return Effect.DELETION
     if named is not None:
         return named
     described = _first_effect(identifier_words(description))
     if described is not None and not (method and described is Effect.READ):
         return described  # a POST described as "checks" still changes something
-    return Effect.WRITE
+    return None
+
+
+def classify_tool(
+    name: str, description: str = "", method: str | None = None, hints: ToolHints | None = None
+) -> Effect:
+    """What the tool does. The HTTP method decides first, then the name, then the
+    description; an MCP server's ``hints`` may make it more consequential (destructive:
+    a deletion) and a read of a tool whose words name no change (read-only); nothing
+    known is a write."""
+    said = _said(name, description, method)
+    if hints is not None and hints.destructive is True and hints.read_only is not True:
+        return Effect.DELETION
+    if hints is not None and hints.read_only is True and said in (None, Effect.READ):
+        return Effect.READ
+    return said or Effect.WRITE
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,11 +317,28 @@ def propose_policy(
     schema: Mapping[str, Any] | None = None,
     method: str | None = None,
     threshold: int = 500,
+    hints: ToolHints | None = None,
 ) -> PolicyProposal:
     """The proposal for one tool: a read runs freely; a payment with an amount needs
     approval above ``threshold`` (else always); a deletion or another write needs
-    approval every time."""
-    effect = classify_tool(name, description, method)
+    approval every time. ``hints``: what an MCP server says of it (:func:`classify_tool`)."""
+    effect = classify_tool(name, description, method, hints)
+    if effect is not classify_tool(name, description, method):  # the server's hint decided
+        if effect is Effect.READ:
+            reason = "the server marks it read-only and its words name no change: runs freely"
+            return PolicyProposal(name, effect, PolicyChoice.FREE, None, reason)
+        reason = "the server marks it destructive: approval every time (or never let it run)"
+        return PolicyProposal(name, effect, PolicyChoice.APPROVAL, None, reason)
+    proposal = _by_effect(name, effect, schema, threshold)
+    if hints is not None and hints.read_only is True and effect is not Effect.READ:
+        reason = f"{proposal.reason}; its words outweigh the server's read-only mark"
+        return PolicyProposal(name, effect, proposal.choice, proposal.condition, reason)
+    return proposal
+
+
+def _by_effect(
+    name: str, effect: Effect, schema: Mapping[str, Any] | None, threshold: int
+) -> PolicyProposal:
     if effect is Effect.READ:
         return PolicyProposal(
             name, effect, PolicyChoice.FREE, None, "it only reads, so it runs freely"
