@@ -292,7 +292,7 @@ def _run(
     if dry_run:
         from skillwire.cli_new_dry_run import dry_run_skill
 
-        passed = dry_run_skill(path, session)
+        passed = dry_run_skill(path, session, mcp)
     if mcp is not None:
         _say_server_entry(session, mcp)
     if not passed:

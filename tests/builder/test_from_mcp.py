@@ -103,7 +103,10 @@ def test_a_streamable_http_server_by_its_url(http_server: str) -> None:  # noqa:
 def test_edit_from_mcp_adds_the_tools_and_keeps_the_hand_written_file() -> None:
     shutil.copytree(REFUND, "refund")
     before = Path("refund/domain.yaml").read_text()
-    Path("skillwire.toml").write_text('[tools.mcp_servers.calc]\ncommand = ["python3", "x.py"]\n')
+    # skillwire.toml names calc with another command (the same server, started another
+    # way): the dry run calls the configured one, as every later job will
+    configured = f'[tools.mcp_servers.calc]\ncommand = ["{sys.executable}", "-u", "{SERVER}"]\n'
+    Path("skillwire.toml").write_text(configured)
     args = ["edit", "refund", "--from-mcp", "--mcp-server", "calc", "--yes"]
     result = cli([*args, "--", sys.executable, str(SERVER)])
     assert result.exit_code == 0, result.output
