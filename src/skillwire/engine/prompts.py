@@ -105,7 +105,7 @@ def intent_request(
     system: str | None = None,
     data: dict[str, Any] | None = None,
 ) -> ChatRequest:
-    """Classify ``message`` into one of the skill's intents and extract entities.
+    """Classify ``message`` into the skill's intents (one or more) and extract entities.
 
     ``system`` and ``data`` are :func:`intent_system` and :func:`intent_data` of the
     skill, when the caller keeps them (the engine's compiled skill does); otherwise they
@@ -126,8 +126,8 @@ def intent_system(skill: Skill) -> str:
     """The intent stage's instructions: one line per intent (its id, its description
     or else its first example, and its entities with their type, choices and pattern)."""
     lines = [
-        "Which intent below is the message (null: none)? JSON: "
-        '{"intent":id|null,"entities":{name:value},"confidence":0..1}; only values it '
+        "Which intents below are in the message ([]: none)? JSON: "
+        '{"intents":[id],"entities":{name:value},"confidence":0..1}; only values it '
         "states."
     ]
     for intent in skill.intents.supported:
@@ -298,7 +298,7 @@ def _state_line(state: dict[str, Any], goals: list[dict[str, Any]], tools: list[
     """What the planner is told of the job beside the conversation: the intent, the
     entities and inputs known, the tools the intent uses, and the steps of its workflow
     (each marked done once its tool ran). Tool results are not repeated here."""
-    parts = [f"{JOB_STATE_MARKER} {state.get('intent')}"]
+    parts = [f"{JOB_STATE_MARKER} {', '.join(state.get('intents') or [str(state.get('intent'))])}"]
     if state.get("entities"):
         parts.append(f"entities {_json(state['entities'])}")
     if state.get("inputs"):
