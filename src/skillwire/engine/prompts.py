@@ -159,7 +159,17 @@ def intent_data(skill: Skill) -> dict[str, Any]:
             "examples": i.examples,
             "entities": [
                 e.model_dump(
-                    include={"name", "type", "description", "enum", "pattern", "examples"},
+                    include={
+                        "name",
+                        "type",
+                        "description",
+                        "enum",
+                        "pattern",
+                        "examples",
+                        "items",
+                        "currency",
+                        "maxItems",
+                    },
                     exclude_none=True,
                 )
                 for e in i.entities

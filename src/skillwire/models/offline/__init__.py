@@ -7,8 +7,9 @@ One model for every stage:
   carries no examples); its confidence is the best intent's lead over the next one
   (:meth:`.similarity.NgramIndex.best`). Each clause of the message
   (:mod:`.clauses`) that fits another intent on its own, with a lead of at least
-  :data:`CLAUSE_LEAD`, adds that intent after the best one (``intents``; the reply's
-  confidence is then the least of theirs); a message that shares no content word or
+  :data:`CLAUSE_LEAD`, adds that intent (``intents``, in the order of the clauses;
+  ``intent`` is the first of them, and the reply's confidence is then the least of
+  theirs); a message that shares no content word or
   four-letter stem with any of them, or scores below the threshold (the skill's
   ``intents.thresholds.reject``, else :data:`DEFAULT_THRESHOLD`), is out of domain
   (:mod:`.similarity`); entities by declared pattern, enum, examples, name and type
@@ -139,19 +140,24 @@ class OfflineModel:
             }
         found = {best: confidence}
         parts = clauses(message) if len(message) <= _SPLIT_CHARS else []
+        order: list[str] = []  # the intents in the order of the clauses that fit them
         for part in parts if len(parts) > 1 else ():
             label, part_score, lead = index.best(part)
-            if label and label not in found and part_score >= threshold and lead >= CLAUSE_LEAD:
-                found[label] = lead
+            if not label or part_score < threshold or label in order:
+                continue
+            if label == best or lead >= CLAUSE_LEAD:
+                order.append(label)
+                found.setdefault(label, lead)
         if len(found) > 1:  # the best one's lead over the intents not named
             found[best] = index.lead(message, best, set(found))
+            found = {label: found[label] for label in [*order, *found] if label in found}
         specs = [
             spec
             for label in found
             for spec in next(i.get("entities") or [] for i in intents if i["id"] == label)
         ]
         return {
-            "intent": best,
+            "intent": next(iter(found)),
             "intents": list(found),
             "entities": extract_entities(message, _first_of_each(specs)),
             "confidence": round(min(found.values()), 3),
