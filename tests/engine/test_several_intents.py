@@ -339,7 +339,7 @@ def test_an_answer_that_names_nothing_new_adds_and_removes_nothing(
 def test_without_a_classifier_an_answer_costs_no_model_call(tmp_path: Path) -> None:
     """The intent model is not asked about answers (see engine.intent)."""
     model = intent_model({"intents": ["pay_bill"], "entities": {"biller": "water"}})
-    job, state = start(
+    _, state = start(
         tmp_path,
         with_note(tmp_path),
         "Pay the water bill",

@@ -229,8 +229,8 @@ def extract_entities(text: str, specs: list[dict[str, Any]]) -> dict[str, Any]:
     taken: list[tuple[int, int]] = []
     named = [s for s in specs if isinstance(s.get("name"), str) and s["name"]]
     numeric_lists = [s for s in named if s.get("type") == "list" and _numeric_items(s)]
-    for kind in ("date_range", "date", "list"):  # before numbers: dates hold digits
-        for spec in (s for s in named if s.get("type") == kind and s not in numeric_lists):
+    for typed in ("date_range", "date", "list"):  # before numbers: dates hold digits
+        for spec in (s for s in named if s.get("type") == typed and s not in numeric_lists):
             value = _typed(text, spec, taken)
             if value is not None:
                 found[spec["name"]] = value

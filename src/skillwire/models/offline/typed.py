@@ -17,6 +17,7 @@ Every search here is linear in the message (no backtracking pattern over it).
 
 from __future__ import annotations
 
+import itertools
 import re
 from datetime import date
 
@@ -93,7 +94,7 @@ def find_dates(text: str, taken: list[Span]) -> list[tuple[str, Span]]:
 def find_range(text: str, taken: list[Span]) -> tuple[dict[str, str], Span] | None:
     """The first two dates joined as a range (see the module's docstring), or None."""
     dates = find_dates(text, taken)
-    for (first, a), (second, b) in zip(dates, dates[1:], strict=False):
+    for (first, a), (second, b) in itertools.pairwise(dates):
         between = text[a[1] : b[0]].strip().lower()
         if between in _JOINS and first <= second:
             return {"start": first, "end": second}, (a[0], b[1])
