@@ -362,3 +362,20 @@ def test_an_answer_adds_within_the_cap(tmp_path: Path) -> None:
     )
     assert state["intents"] == ["a", "b", "c"]
     assert len(events_of(job, "intent_detected")) == 1
+
+
+def test_an_input_scoped_to_one_intent_is_asked_when_it_is_active(tmp_path: Path) -> None:
+    """``note`` is scoped to pay_bill: asked in a job of both intents, not in one of
+    notify_landlord alone."""
+    skill = with_note(tmp_path)
+    both = intent_model({"intents": ["notify_landlord", "pay_bill"], "entities": {"biller": "gas"}})
+    (tmp_path / "both").mkdir()
+    job, _ = start(tmp_path / "both", skill, TWO, model=both)
+    assert job.record.outcome_class is OutcomeClass.USER_ACTION_REQUIRED
+    assert job.record.waiting is not None and job.record.waiting.requested_fields == ["note"]
+    alone = intent_model({"intents": ["notify_landlord"], "entities": {"biller": "gas"}})
+    (tmp_path / "alone").mkdir()
+    job, _ = start(tmp_path / "alone", skill, "Tell my landlord", model=alone)
+    # notify_landlord declares no biller: that entity is not the job's, and it is asked
+    # for; the note is not
+    assert job.record.waiting is not None and job.record.waiting.requested_fields == ["biller"]
