@@ -379,3 +379,12 @@ def test_an_input_scoped_to_one_intent_is_asked_when_it_is_active(tmp_path: Path
     # notify_landlord declares no biller: that entity is not the job's, and it is asked
     # for; the note is not
     assert job.record.waiting is not None and job.record.waiting.requested_fields == ["biller"]
+
+
+def test_the_intent_prompt_asks_for_every_intent_and_says_the_value_shapes() -> None:
+    from skillwire.engine.prompts import intent_system
+
+    text = intent_system(household())
+    assert '{"intents":[id]' in text
+    assert "amount: money as a number" in text
+    assert "recipients: list" in text

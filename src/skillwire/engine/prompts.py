@@ -140,10 +140,19 @@ def intent_system(skill: Skill) -> str:
     return "\n".join(lines)
 
 
+_SHAPES = {
+    "money": "money as a number",
+    "date": "date YYYY-MM-DD",
+    "date_range": "{start,end} dates YYYY-MM-DD",
+    "list": "list",
+}
+"""How the intent prompt says an entity type that is not JSON's (its value's shape)."""
+
+
 def _entity_text(entity: Any) -> str:
     """``name: type, one of a|b (description)``, the parts it has (a ``pattern`` is
     checked when the value is taken, and not sent)."""
-    text = f"{entity.name}: {entity.type}"
+    text = f"{entity.name}: {_SHAPES.get(entity.type, entity.type)}"
     if entity.enum:
         text += ", one of " + "|".join(str(v) for v in entity.enum)
     return f"{text} ({entity.description})" if entity.description else text
