@@ -247,3 +247,15 @@ def test_hostile_messages_end_without_error(message: str) -> None:
     found = extract_entities(message, specs(MONEY, DAY, STAY, TO, CODES))
     kept, _ = valid_entities([INTENT], found)
     assert set(kept) <= {"amount", "day", "stay", "to", "codes"}
+
+
+def test_a_currency_is_said_to_be_checked_offline_only(tmp_path: Path) -> None:
+    """Declared means enforced, or said not to be: a model's number has no currency."""
+    from skillwire.engine.prompts import intent_system
+    from skillwire.skills import load_paths
+
+    skill = load(tmp_path, "- {name: amount, type: money, currency: [USD, EUR]}")
+    report = load_paths([tmp_path / "domain.yaml"]).report
+    (warning,) = [i for r in report.skills for i in r.warnings]
+    assert warning.code == "currency-offline-only" and warning.location.line == 9
+    assert "amount: money as a number in USD|EUR" in intent_system(skill)

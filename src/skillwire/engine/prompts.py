@@ -153,6 +153,9 @@ def _entity_text(entity: Any) -> str:
     """``name: type, one of a|b (description)``, the parts it has (a ``pattern`` is
     checked when the value is taken, and not sent)."""
     text = f"{entity.name}: {_SHAPES.get(entity.type, entity.type)}"
+    currency = getattr(entity, "currency", None)
+    if currency:
+        text += " in " + (currency if isinstance(currency, str) else "|".join(currency))
     if entity.enum:
         text += ", one of " + "|".join(str(v) for v in entity.enum)
     return f"{text} ({entity.description})" if entity.description else text
