@@ -388,3 +388,18 @@ def test_the_intent_prompt_asks_for_every_intent_and_says_the_value_shapes() -> 
     assert '{"intents":[id]' in text
     assert "amount: money as a number" in text
     assert "recipients: list" in text
+
+
+def test_a_message_of_many_clauses_gets_at_most_the_cap(tmp_path: Path) -> None:
+    """Attacker: a message asking for every intent, many times over, offline."""
+    skill = skill_from(tmp_path / "many", MANY)
+    message = " and then ".join(["first", "second", "third", "fourth"] * 500)
+    job, state = start(tmp_path, skill, message, classifier=OfflineModel())
+    assert len(state["intents"]) <= MAX_INTENTS
+    assert job.status is JobStatus.COMPLETED
+    short = "first and then second and then third and then fourth"
+    (tmp_path / "short").mkdir()
+    job, state = start(tmp_path / "short", skill, short, classifier=OfflineModel())
+    assert state["intents"] == ["a", "b", "c"]
+    assert events_of(job, "intent_detected")[0].data["rejected_intents"] == ["d"]
+    assert tools_run(job) == ["ta", "tb", "tc"]

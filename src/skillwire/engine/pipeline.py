@@ -21,7 +21,7 @@ from skillwire.core.job import EventKind, JobStatus, OutcomeClass
 from skillwire.core.plainjson import plain_dumps
 from skillwire.core.proposal import DoNothing, FinalAnswer, Proposal, ToolProposal
 from skillwire.core.tracing import end_gate, end_tool, gate_span, tool_span
-from skillwire.engine.adapter import ModelAdapter, parse_json_object, readable
+from skillwire.engine.adapter import ModelAdapter, model_tool_name, parse_json_object, readable
 from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.finalization import FinalizationGate, ReplyPolisher
 from skillwire.engine.intent_stage import add_intents, detect_intents
@@ -419,6 +419,21 @@ def _intents(run: JobRun) -> tuple[str, ...]:
     return tuple(run.state.intents)
 
 
+def _other_intent_tools(run: JobRun) -> list[str]:
+    """The tools (as models see them) that the job's intents after the first list, in
+    order: the offline planner runs them after the first intent's plan."""
+    skill = run.skill
+    by_id = {i.id: i for i in skill.intents.supported}
+    names: list[str] = []
+    for intent_id in run.state.intents[1:]:
+        for name in by_id[intent_id].tools or () if intent_id in by_id else ():
+            tool = skill.tool(name)
+            model = model_tool_name(tool.name if tool is not None else name)
+            if model not in names:
+                names.append(model)
+    return names
+
+
 def _subgoals(run: JobRun, compiled: CompiledSkill) -> list[dict[str, Any]]:
     """The JSON forms of the sub-goals of the workflows that apply to the job's intents,
     each marked done once its tool has run."""
@@ -430,6 +445,7 @@ def _visible_state(run: JobRun, compiled: CompiledSkill) -> dict[str, Any]:
     return {
         "intent": state.intent,
         "intents": state.intents,
+        "other_intent_tools": _other_intent_tools(run),
         "entities": state.entities,
         "inputs": state.inputs,
         "results": [
