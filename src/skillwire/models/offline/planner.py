@@ -5,11 +5,11 @@ prompt a language model reads holds no copy of the tool results), picks the next
 (the intent's own tools, else the steps of the intent's workflow, else the tool whose
 description best matches the request; in a job of several intents, then the steps of
 the other workflows that apply to it and the tools the other intents list, in order),
-fills its arguments from inputs, entities and earlier results by name (else from the user's message, as entities are found), and
-leaves a missing argument missing so that the gate asks the user for it.
-When every step has run it answers (a ``final_answer`` call, which the engine reads
-as the answer) with the output contract's fields
-taken from tool results. A denied, blocked or failed call ends the plan with an answer
+fills its arguments from inputs, entities and earlier results by name (else from the
+user's message, as entities are found), and leaves a missing argument missing so that
+the gate asks the user for it. When every step has run it answers (a ``final_answer``
+call, which the engine reads as the answer) with the output contract's fields taken
+from tool results. A denied, blocked or failed call ends the plan with an answer
 that says so.
 """
 
