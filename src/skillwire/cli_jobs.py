@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import typer
 from rich.table import Table
@@ -282,6 +282,16 @@ def refused_input(job: JobView) -> str | None:
     return waiting.error if waiting is not None else None
 
 
+def job_intents(state: Mapping[str, Any]) -> list[str]:
+    """The intents a stored job state names (``intents``; ``intent`` of a state saved
+    before version 5)."""
+    listed = state.get("intents")
+    if isinstance(listed, list):
+        return [i for i in listed if isinstance(i, str)]
+    one = state.get("intent")
+    return [one] if isinstance(one, str) and one else []
+
+
 def print_job(job: JobView, as_json: bool) -> None:
     """The job as JSON, or a short human summary."""
     if as_json:
@@ -291,6 +301,9 @@ def print_job(job: JobView, as_json: bool) -> None:
     r = job.record
     outcome = f" ({r.outcome_class})" if r.outcome_class else ""
     console.print(styled("job ", (r.id, "bold"), f"  {r.status}{outcome}"))
+    intents = job_intents(r.state)
+    if intents:
+        console.print(f"intents: {', '.join(intents)}")
     if r.waiting is not None:
         console.print(styled(("waiting:", "yellow")))
         console.print_json(json.dumps(r.waiting.to_dict(), default=str))

@@ -185,7 +185,8 @@ def test_a_denial_in_an_upgraded_state_stops_the_same_call_later(
 def test_a_version_1_state_reads_as_the_current_version_with_no_denials() -> None:
     v1 = stored(1)["state"]
     before = copy.deepcopy(v1)
-    current = {**before, "denials": [], "grants": [], "pending_grants": []}
+    current = {k: v for k, v in before.items() if k != "intent"}
+    current |= {"denials": [], "grants": [], "pending_grants": [], "intents": [before["intent"]]}
     upgraded = upgrade_state(v1, 1)
     assert upgraded == current
     assert v1 == before  # the state read is not changed in place
@@ -194,6 +195,25 @@ def test_a_version_1_state_reads_as_the_current_version_with_no_denials() -> Non
     assert state.phase is Phase.PLANNING and state.pause_kind is PauseKind.APPROVAL
     assert state.pending is not None and state.pending.tool == "process_refund"
     assert [h.tool for h in state.history] == ["verify_identity", "check_eligibility"]
+
+
+@pytest.mark.parametrize(("intent", "intents"), [("intent_refund", ["intent_refund"]), (None, [])])
+def test_a_version_4_state_reads_its_one_intent_as_a_list(
+    intent: str | None, intents: list[str]
+) -> None:
+    v4 = {**stored(4)["state"], "intent": intent}
+    before = copy.deepcopy(v4)
+    upgraded = upgrade_state(v4, 4)
+    assert "intent" not in upgraded and upgraded["intents"] == intents
+    assert v4 == before  # the state read is not changed in place
+    state = JobState.from_dict(v4, 4)
+    assert state.intents == intents and state.intent == (intent or None)
+    assert "intent" not in state.to_dict() and state.to_dict()["intents"] == intents
+
+
+def test_a_stored_intents_list_keeps_only_text() -> None:
+    data = {**stored(JOB_STATE_VERSION)["state"], "intents": ["a", 3, None, {"x": 1}, "b"]}
+    assert JobState.from_dict(data).intents == ["a", "b"]
 
 
 def test_the_current_version_reads_back_what_it_wrote() -> None:

@@ -228,15 +228,42 @@ def _workflows(decision: Decision) -> list[str]:
     return [r.rule.split(":")[0] for r in decision.reasons]
 
 
-def test_every_active_intents_tool_list_applies(tmp_path: Path) -> None:
+def test_a_jobs_tools_are_the_union_of_its_intents(tmp_path: Path) -> None:
+    """Issue 20 item 4: a job of several intents may use what any of them allows; an
+    intent that lists no tools allows every tool."""
+    listed = INTENTS.replace(
+        "{id: password_reset, description: Reset a password}",
+        "{id: password_reset, description: Reset, tools: [verify_identity, reset_password]}",
+    ).replace(
+        "{id: unlock_account, description: Unlock a locked account}",
+        "{id: unlock_account, description: Unlock, tools: [unlock]}",
+    )
+    gate = gate_from(tmp_path, listed, TOOLS)
+    both = ["password_reset", "unlock_account"]
+    assert codes(gate.check("unlock", E1, intent="password_reset")) == [
+        ReasonCode.TOOL_NOT_FOR_INTENT
+    ]
+    assert gate.check("unlock", E1, intents=both).kind == "allow"
+    assert gate.check("reset_password", E1, intents=both).kind == "allow"
+    # admin_access lists no tools: with it, every tool
+    assert gate.check("audit_log", E1, intents=[*both, "admin_access"]).kind == "allow"
+
+
+def test_an_intent_the_skill_does_not_have_widens_nothing(tmp_path: Path) -> None:
+    """Attacker: naming an intent the skill does not have (or one in another case) next
+    to a scoped one does not count as an intent that lists no tools."""
     listed = INTENTS.replace(
         "{id: password_reset, description: Reset a password}",
         "{id: password_reset, description: Reset, tools: [verify_identity, reset_password]}",
     )
     gate = gate_from(tmp_path, listed, TOOLS)
-    assert gate.check("unlock", E1, intent="unlock_account").kind == "allow"
-    blocked = gate.check("unlock", E1, intents=["unlock_account", "password_reset"])
-    assert codes(blocked) == [ReasonCode.TOOL_NOT_FOR_INTENT]
+    for extra in ("bogus", "UNLOCK_ACCOUNT", "unlock_account ", ""):
+        blocked = gate.check("audit_log", E1, intents=["password_reset", extra])
+        assert codes(blocked) == [ReasonCode.TOOL_NOT_FOR_INTENT], extra
+        assert "'password_reset'" in blocked.reasons[0].message
+    # no intent of the skill active: no intent's list applies (as with no intent at all)
+    assert gate.check("audit_log", E1, intents=["bogus"]).kind == "allow"
+    assert gate.check("audit_log", E1).kind == "allow"
 
 
 @pytest.mark.parametrize(

@@ -263,6 +263,12 @@ def test_the_job_page_shows_every_event_and_model_call(client: TestClient) -> No
     assert 'data-stream="/jobs/' in html  # live: the job is not finished
 
 
+def test_the_job_page_shows_the_jobs_intents(client: TestClient) -> None:
+    job = to_approval(client)
+    html = login(client, "alice").get(f"/jobs/{job['id']}").text
+    assert '<dt>Intents</dt><dd id="job-intents">intent_refund</dd>' in html
+
+
 def test_the_page_stream_carries_rendered_rows_and_ends(client: TestClient) -> None:
     job = to_approval(client)
     client.post(

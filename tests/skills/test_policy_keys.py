@@ -292,6 +292,7 @@ def test_the_examples_and_fixtures_still_load() -> None:
     assert result.report.ok, [str(i) for r in result.report.skills for i in r.errors]
     assert sorted(result.skills) == [
         "booking",
+        "household",
         "inbox-assistant",
         "refund-support",
         "refund-support-pkg",

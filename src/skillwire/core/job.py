@@ -27,7 +27,7 @@ __all__ = [
     "Waiting",
 ]
 
-JOB_STATE_VERSION = 4
+JOB_STATE_VERSION = 5
 """Version of :attr:`JobRecord.state`. Bump it with a note when the shape changes;
 readers upgrade an older version (``skillwire.engine`` does, step by step) and refuse a
 newer one.
@@ -46,7 +46,10 @@ newer one.
    only when set) names the stage to retry, ``{stage, call_id}`` (``stage`` one of
    ``intent planner gate polisher``, as model calls name them; ``call_id`` the final
    answer's call, for the last two). A version 3 state has neither; it reads as it
-   was."""
+   was.
+5. A job has several intents: ``intents`` (a list, in the order detected; empty while
+   none is known) replaces ``intent`` (one id or null). A version 4 state is read with
+   ``intents`` of its one ``intent`` (none when it was null)."""
 
 
 class JobStatus(StrEnum):
@@ -204,8 +207,12 @@ class EventKind(StrEnum):
     """A job a crash left queued or running is continued."""
 
     INTENT_DETECTED = "intent_detected", Stage.INTENT
-    """The message matched an intent. ``intent``, ``entities`` (valid values),
-    ``rejected_entities`` (names whose values were refused), ``confidence``."""
+    """The message matched one intent or more (recorded again when a later user
+    message adds one). ``intents`` (every active intent, in order), ``intent`` (the
+    first), ``added`` (those this message added), ``rejected_intents`` (names given that
+    the skill does not have, or over the cap), ``entities`` (valid values),
+    ``rejected_entities`` (names whose values were refused), ``confidence``;
+    ``source`` is ``input`` for an answer given on resume."""
     OUT_OF_DOMAIN = "out_of_domain", Stage.INTENT
     """The message matched no intent; the job ends with the skill's out-of-domain
     reply. ``reason_code`` OUT_OF_DOMAIN; ``model_said``, ``action``."""

@@ -21,15 +21,14 @@ from skillwire.core.job import EventKind, JobStatus, OutcomeClass
 from skillwire.core.plainjson import plain_dumps
 from skillwire.core.proposal import DoNothing, FinalAnswer, Proposal, ToolProposal
 from skillwire.core.tracing import end_gate, end_tool, gate_span, tool_span
-from skillwire.engine.adapter import ModelAdapter, parse_json_object, readable
+from skillwire.engine.adapter import ModelAdapter, model_tool_name, parse_json_object, readable
 from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.finalization import FinalizationGate, ReplyPolisher
-from skillwire.engine.intent import classified
+from skillwire.engine.intent_stage import add_intents, detect_intents
 from skillwire.engine.outage import fail_on_model_error, pause_for_outage
-from skillwire.engine.prompts import intent_request, planner_request
+from skillwire.engine.prompts import planner_request
 from skillwire.engine.run import JobRun
 from skillwire.engine.state import HistoryEntry, InFlightCall, PauseKind, Phase, RetryPoint
-from skillwire.policy.arguments import FieldCheck
 from skillwire.policy.call import args_key
 from skillwire.policy.decisions import Allow, Block, Decision, NeedInput
 from skillwire.skills.model_tools import Tool
@@ -93,61 +92,12 @@ class Pipeline:
 
     # -- intent -------------------------------------------------------------------
     async def _detect_intent(self, run: JobRun) -> None:
-        compiled = run.compiled
-        skill = compiled.skill
-        run.retry_point = RetryPoint("intent")
-        request = intent_request(
-            skill, run.state.message, system=compiled.intent_system, data=compiled.intent_data
-        )
-        data = await classified(self.classifier, request, skill)
-        if data is None:
-            response = await run.call_model(self.model, request)
-            data = parse_json_object(response.text) or {}
-        intent_id = data.get("intent")
-        intent = next((i for i in skill.intents.supported if i.id == intent_id), None)
-        if intent is None:
-            await self._out_of_domain(run, str(intent_id) if intent_id else "")
-            return
-        entities, rejected = _entities(intent, data.get("entities"))
-        run.state.intent = intent.id
-        run.state.entities = entities
-        run.event(
-            EventKind.INTENT_DETECTED,
-            intent.id,
-            intent=intent.id,
-            entities=entities,
-            rejected_entities=rejected,
-            confidence=data.get("confidence"),
-            **({"decided_by": "classifier"} if data.get("decided_by") else {}),
-        )
-        policy = compiled.gate.policy
-        run.event(
-            EventKind.BOOTSTRAPPED,
-            "sub-goals built, rules compiled",
-            subgoals=compiled.goals_for(_intents(run)),
-            compiled_rules=len(policy.rules),
-            planner_tokens=policy.planner_tokens,
-        )
-        run.state.phase = Phase.PLANNING
-        run.state.add_message(ChatMessage("user", run.state.message))
+        await detect_intents(run, self.model, self.classifier)
 
-    async def _out_of_domain(self, run: JobRun, said: str) -> None:
-        ood = run.skill.intents.resolved_out_of_domain()
-        reply = ood.message or "Sorry, I can't help with that."
-        if ood.suggest_domains:
-            reply += " You may want: " + ", ".join(ood.suggest_domains) + "."
-        run.event(
-            EventKind.OUT_OF_DOMAIN,
-            reply,
-            reason_code=OutcomeClass.OUT_OF_DOMAIN,
-            model_said=said,
-            action=ood.action,
-        )
-        run.record.reply = reply
-        run.state.phase = Phase.DONE
-        status = JobStatus.ESCALATED if ood.action == "escalate" else JobStatus.COMPLETED
-        run.set_status(status, OutcomeClass.OUT_OF_DOMAIN)
-        await run.persist()
+    async def add_intents(self, run: JobRun, text: str) -> None:
+        """Read a later user message (an answer given on resume) for intents to add to
+        the job's (:func:`~skillwire.engine.intent_stage.add_intents`)."""
+        await add_intents(run, self.classifier, text)
 
     # -- the planner loop -----------------------------------------------------------
     async def _plan(self, run: JobRun) -> None:
@@ -464,26 +414,24 @@ def _record_decision(run: JobRun, decision: Decision) -> str:
     return code
 
 
-def _entities(intent: Any, raw: Any) -> tuple[dict[str, Any], list[str]]:
-    """Declared entities with valid values; the names of values refused."""
-    if not isinstance(raw, dict):
-        return {}, []
-    kept: dict[str, Any] = {}
-    rejected: list[str] = []
-    for spec in intent.entities:
-        if spec.name not in raw or raw[spec.name] in (None, ""):
-            continue
-        value = raw[spec.name]
-        if FieldCheck(spec.name, spec.json_schema()).problem(value) is None:
-            kept[spec.name] = value
-        else:
-            rejected.append(spec.name)
-    return kept, rejected
-
-
 def _intents(run: JobRun) -> tuple[str, ...]:
-    """The job's active intents (the gate's input: a set, though a job has one today)."""
-    return (run.state.intent,) if run.state.intent else ()
+    """The job's active intents (the gate's input, a set; the sub-goals' scope)."""
+    return tuple(run.state.intents)
+
+
+def _other_intent_tools(run: JobRun) -> list[str]:
+    """The tools (as models see them) that the job's intents after the first list, in
+    order: the offline planner runs them after the first intent's plan."""
+    skill = run.skill
+    by_id = {i.id: i for i in skill.intents.supported}
+    names: list[str] = []
+    for intent_id in run.state.intents[1:]:
+        for name in by_id[intent_id].tools or () if intent_id in by_id else ():
+            tool = skill.tool(name)
+            model = model_tool_name(tool.name if tool is not None else name)
+            if model not in names:
+                names.append(model)
+    return names
 
 
 def _subgoals(run: JobRun, compiled: CompiledSkill) -> list[dict[str, Any]]:
@@ -496,6 +444,8 @@ def _visible_state(run: JobRun, compiled: CompiledSkill) -> dict[str, Any]:
     state = run.state
     return {
         "intent": state.intent,
+        "intents": state.intents,
+        "other_intent_tools": _other_intent_tools(run),
         "entities": state.entities,
         "inputs": state.inputs,
         "results": [

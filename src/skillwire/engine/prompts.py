@@ -107,7 +107,7 @@ def intent_request(
     system: str | None = None,
     data: dict[str, Any] | None = None,
 ) -> ChatRequest:
-    """Classify ``message`` into one of the skill's intents and extract entities.
+    """Classify ``message`` into the skill's intents (one or more) and extract entities.
 
     ``system`` and ``data`` are :func:`intent_system` and :func:`intent_data` of the
     skill, when the caller keeps them (the engine's compiled skill does); otherwise they
@@ -128,8 +128,8 @@ def intent_system(skill: Skill) -> str:
     """The intent stage's instructions: one line per intent (its id, its description
     or else its first example, and its entities with their type, choices and pattern)."""
     lines = [
-        "Which intent below is the message (null: none)? JSON: "
-        '{"intent":id|null,"entities":{name:value},"confidence":0..1}; only values it '
+        "Which intents below are in the message ([]: none)? JSON: "
+        '{"intents":[id],"entities":{name:value},"confidence":0..1}; only values it '
         "states."
     ]
     for intent in skill.intents.supported:
@@ -142,10 +142,22 @@ def intent_system(skill: Skill) -> str:
     return "\n".join(lines)
 
 
+_SHAPES = {
+    "money": "money as a number",
+    "date": "date YYYY-MM-DD",
+    "date_range": "{start,end} dates YYYY-MM-DD",
+    "list": "list",
+}
+"""How the intent prompt says an entity type that is not JSON's (its value's shape)."""
+
+
 def _entity_text(entity: Any) -> str:
     """``name: type, one of a|b (description)``, the parts it has (a ``pattern`` is
     checked when the value is taken, and not sent)."""
-    text = f"{entity.name}: {entity.type}"
+    text = f"{entity.name}: {_SHAPES.get(entity.type, entity.type)}"
+    currency = getattr(entity, "currency", None)
+    if currency:
+        text += " in " + (currency if isinstance(currency, str) else "|".join(currency))
     if entity.enum:
         text += ", one of " + "|".join(str(v) for v in entity.enum)
     return f"{text} ({entity.description})" if entity.description else text
@@ -161,7 +173,17 @@ def intent_data(skill: Skill) -> dict[str, Any]:
             "examples": i.examples,
             "entities": [
                 e.model_dump(
-                    include={"name", "type", "description", "enum", "pattern", "examples"},
+                    include={
+                        "name",
+                        "type",
+                        "description",
+                        "enum",
+                        "pattern",
+                        "examples",
+                        "items",
+                        "currency",
+                        "maxItems",
+                    },
                     exclude_none=True,
                 )
                 for e in i.entities
@@ -300,7 +322,7 @@ def _state_line(state: dict[str, Any], goals: list[dict[str, Any]], tools: list[
     """What the planner is told of the job beside the conversation: the intent, the
     entities and inputs known, the tools the intent uses, and the steps of its workflow
     (each marked done once its tool ran). Tool results are not repeated here."""
-    parts = [f"{JOB_STATE_MARKER} {state.get('intent')}"]
+    parts = [f"{JOB_STATE_MARKER} {', '.join(state.get('intents') or [str(state.get('intent'))])}"]
     if state.get("entities"):
         parts.append(f"entities {_json(state['entities'])}")
     if state.get("inputs"):

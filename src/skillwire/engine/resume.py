@@ -63,12 +63,18 @@ async def apply_resume(
     elif kind is PauseKind.OPERATOR:
         await _operator(run, pipeline, input, role)
     else:
-        return await _give_input(run, input)
+        accepted = await _give_input(run, input)
+        if accepted is None:
+            return False
+        # an answer is a new user message: it may add an intent (engine.intent_stage)
+        said = "\n".join(v for v in accepted.values() if isinstance(v, str))
+        await pipeline.add_intents(run, said)
     return True
 
 
-async def _give_input(run: JobRun, values: Mapping[str, Any] | None) -> bool:
-    """Accept input for a pause for input or clarification (see :func:`apply_resume`)."""
+async def _give_input(run: JobRun, values: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Accept input for a pause for input or clarification (see :func:`apply_resume`):
+    the values accepted, or None when they were rejected."""
     waiting = run.record.waiting
     assert waiting is not None
     if values is None:
@@ -96,7 +102,7 @@ async def _give_input(run: JobRun, values: Mapping[str, Any] | None) -> bool:
             correlation_id=waiting.correlation_id,
         )
         await run.persist()
-        return False
+        return None
     state = run.state
     state.inputs.update(accepted)
     state.evidence += 1
@@ -115,7 +121,7 @@ async def _give_input(run: JobRun, values: Mapping[str, Any] | None) -> bool:
         correlation_id=waiting.correlation_id,
     )
     _unpause(run)
-    return True
+    return accepted
 
 
 def _approve(

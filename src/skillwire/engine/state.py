@@ -1,7 +1,7 @@
 """The engine's working state of one job, persisted as JSON in ``JobRecord.state``.
 
 Everything a job needs to continue after a pause or a crash is here: the message,
-intent and entities, inputs given, tools run, approvals granted and denied, the
+intents and entities, inputs given, tools run, approvals granted and denied, the
 planner's conversation, the proposal waiting for input or approval, the tool in flight,
 and the counters that budgets and the finalization gate read.
 
@@ -252,10 +252,20 @@ def _v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
     return dict(data)
 
 
+def _v4_to_v5(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 5 keeps the job's intents as a list, ``intents``; version 4 kept one
+    ``intent`` (null while none was known)."""
+    out = {k: v for k, v in data.items() if k != "intent"}
+    intent = data.get("intent")
+    out["intents"] = [intent] if isinstance(intent, str) and intent else []
+    return out
+
+
 _UPGRADES: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (
     _v1_to_v2,
     _v2_to_v3,
     _v3_to_v4,
+    _v4_to_v5,
 )
 """``_UPGRADES[n - 1]`` takes a state of version ``n`` to version ``n + 1``."""
 
@@ -288,7 +298,9 @@ class JobState:
     """The version (content hash) of the skill the job started on; it resumes on it."""
     context: dict[str, Any] = field(default_factory=dict)
     phase: Phase = Phase.INTENT
-    intent: str | None = None
+    intents: list[str] = field(default_factory=list)
+    """The job's active intents, in the order detected (a later user message may add
+    one, never remove one); empty while none is known."""
     entities: dict[str, Any] = field(default_factory=dict)
     inputs: dict[str, Any] = field(default_factory=dict)
     history: list[HistoryEntry] = field(default_factory=list)
@@ -334,7 +346,7 @@ class JobState:
             "skill_source": self.skill_source,
             "context": self.context,
             "phase": self.phase._value_,
-            "intent": self.intent,
+            "intents": self.intents,
             "entities": self.entities,
             "inputs": self.inputs,
             "history": [h.to_dict() for h in self.history],
@@ -382,7 +394,7 @@ class JobState:
             skill_version=data.get("skill_version", ""),
             context=data.get("context") or {},
             phase=Phase(data.get("phase", Phase.INTENT)),
-            intent=data.get("intent"),
+            intents=[i for i in data.get("intents") or () if isinstance(i, str)],
             entities=data.get("entities") or {},
             inputs=data.get("inputs") or {},
             history=[HistoryEntry.from_dict(h) for h in data.get("history") or ()],
@@ -406,6 +418,11 @@ class JobState:
             retry=None if retry is None else RetryPoint.from_dict(retry),
             trace=str(data.get("trace") or ""),
         )
+
+    @property
+    def intent(self) -> str | None:
+        """The first of :attr:`intents` (the one the message is mostly about), or None."""
+        return self.intents[0] if self.intents else None
 
     def runs(self) -> list[ToolRun]:
         """The tool runs, in the form the gate reads."""

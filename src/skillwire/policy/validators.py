@@ -126,19 +126,33 @@ def _unevaluable(exc: Exception, outcome: str) -> str:
     return f"{exc}; {outcome} (fail closed)"
 
 
+def _for_an_intent(call: GateCall, facts: ToolFacts) -> bool:
+    """Whether one of the job's active intents allows the tool: the job's tools are the
+    union of its intents' (an intent that lists no ``tools`` allows every tool). An
+    intent the skill does not have allows nothing; with none of the skill's active,
+    no intent's list applies."""
+    known = [i.id for i in facts.skill.intents.supported if i.id in call.intents]
+    if not known:
+        return True
+    for intent in known:
+        allowed = facts.intent_tools.get(intent)
+        if allowed is None or facts.name in allowed:
+            return True
+    return False
+
+
 class Admissibility:
     """The tool may be used at all: not ``never``, not denied, suits the intent and the
     shell policy, and no deny condition holds."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
         found.blocks.extend(facts.static_blocks)
-        for intent in sorted(call.intents):  # every active intent's tool list applies
-            allowed = facts.intent_tools.get(intent)
-            if allowed is not None and facts.name not in allowed:
-                found.block(
-                    ReasonCode.TOOL_NOT_FOR_INTENT,
-                    f"{facts.name} is not available for intent '{intent}'",
-                )
+        if call.intents and not _for_an_intent(call, facts):
+            named = ", ".join(f"'{i}'" for i in sorted(call.intents))
+            found.block(
+                ReasonCode.TOOL_NOT_FOR_INTENT,
+                f"{facts.name} is not available for intent {named}",
+            )
         if facts.shell:
             for problem in facts.shell_problems(call.args):
                 found.block(ReasonCode.SHELL_NOT_ALLOWED, problem)

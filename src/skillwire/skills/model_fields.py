@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from skillwire.skills._base import SkillPart
+from skillwire.skills.entity_types import ENTITY_TYPES, entity_schema, value_problem
 
 __all__ = [
     "Entity",
+    "EntityType",
     "FieldSpec",
     "FieldType",
     "Intent",
@@ -81,11 +83,57 @@ class FieldSpec(SkillPart):
         return schema
 
 
+EntityType = Literal[
+    "string",
+    "number",
+    "integer",
+    "boolean",
+    "array",
+    "object",
+    "list",
+    "date",
+    "date_range",
+    "money",
+]
+
+
 class Entity(FieldSpec):
     """A value the intent detector extracts from the user's message."""
 
+    type: EntityType = "string"  # type: ignore[assignment]
+    """Type of the value: a JSON type, or ``list`` (several values, each of ``items``),
+    ``date`` (ISO text, ``2026-03-14``), ``date_range`` (``{start, end}``) or ``money``
+    (a number, ``$1,250.50`` is ``1250.5``); see :mod:`skillwire.skills.entity_types`."""
+    currency: str | list[str] | None = None
+    """For ``money``: the ISO 4217 code (``USD``), or codes, an amount may be written
+    in; the offline extractor does not take an amount in another currency."""
+    maxItems: int | None = Field(default=None, ge=1)  # noqa: N815
+    """For ``list``: the most items the value may have (default 20)."""
     extract_from: str | list[str] | None = None
     """Where to look for the value (e.g. ``message``); informational."""
+
+    @model_validator(mode="after")
+    def _keys_of_its_type(self) -> Entity:
+        if self.currency is not None and self.type != "money":
+            raise ValueError(f"currency is for a money entity, not for type {self.type}")
+        if self.maxItems is not None and self.type != "list":
+            raise ValueError(f"maxItems is for a list entity, not for type {self.type}")
+        codes = [self.currency] if isinstance(self.currency, str) else self.currency or []
+        for code in codes:
+            if len(code) != 3 or not code.isascii() or not code.isupper():
+                raise ValueError(f"currency {code!r} is not an ISO 4217 code such as USD")
+        return self
+
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON Schema (Draft 2020-12) this entity's value must satisfy."""
+        if self.type not in ENTITY_TYPES:
+            return super().json_schema()
+        return entity_schema(self.type, self.model_dump(exclude_none=True))
+
+    def problem(self, value: Any) -> str | None:
+        """What is wrong with ``value`` beyond its JSON Schema (a date not in the
+        calendar, a range out of order, money with fractions of a cent), or None."""
+        return value_problem(self.type, value)
 
 
 class Intent(SkillPart):

@@ -20,6 +20,7 @@ from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation
 from skillwire.core.patterns import PatternError, compile_pattern, schema_pattern_problem
 from skillwire.skills._schema_check import schema_problem
+from skillwire.skills.entity_checks import entity_findings
 from skillwire.skills.facts import check_facts
 from skillwire.skills.model import DomainFile
 from skillwire.skills.model_policy import StructuredRule, WorkflowStep
@@ -104,6 +105,7 @@ def check_domain(
     issues += _check_patterns(skill, locate)
     issues += _check_approvers(skill, locate)
     issues += check_contract_supply(skill, locate)
+    issues += entity_findings(skill, locate)
     compiled, cond_issues = _compile_conditions(skill, locate_value)
     issues += cond_issues
     issues += check_facts(skill.facts, compiled, locate_value)

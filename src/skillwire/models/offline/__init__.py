@@ -5,7 +5,11 @@ One model for every stage:
 - ``intent``: character n-gram similarity of the message to each intent's examples and
   description (read from the request's ``data``: the prompt a language model gets
   carries no examples); its confidence is the best intent's lead over the next one
-  (:meth:`.similarity.NgramIndex.best`); a message that shares no content word or
+  (:meth:`.similarity.NgramIndex.best`). Each clause of the message
+  (:mod:`.clauses`) that fits another intent on its own, with a lead of at least
+  :data:`CLAUSE_LEAD`, adds that intent (``intents``, in the order of the clauses;
+  ``intent`` is the first of them, and the reply's confidence is then the least of
+  theirs); a message that shares no content word or
   four-letter stem with any of them, or scores below the threshold (the skill's
   ``intents.thresholds.reject``, else :data:`DEFAULT_THRESHOLD`), is out of domain
   (:mod:`.similarity`); entities by declared pattern, enum, examples, name and type
@@ -23,6 +27,7 @@ import json
 from typing import Any
 
 from skillwire.core.chat import ChatRequest, ChatResponse, ToolCall
+from skillwire.models.offline.clauses import clauses
 from skillwire.models.offline.entities import extract_entities
 from skillwire.models.offline.planner import next_step
 from skillwire.models.offline.similarity import NgramIndex
@@ -33,6 +38,11 @@ JOB_STATE_MARKER = "JOB STATE (JSON):"
 DEFAULT_THRESHOLD = 0.25
 """Below this similarity a message is out of domain (a skill's
 ``intents.thresholds.reject`` overrides it)."""
+CLAUSE_LEAD = 0.1
+"""The confidence (lead over the next intent) a clause needs to add an intent of its
+own besides the message's best one."""
+_SPLIT_CHARS = 4000
+"""A message longer than this is classified whole (one intent), not clause by clause."""
 
 _WARM = ("friendly", "empathetic", "warm", "caring", "kind", "cheerful")
 
@@ -52,6 +62,18 @@ def job_state(request: ChatRequest) -> dict[str, Any]:
                 return {}
             return value if isinstance(value, dict) else {}
     return {}
+
+
+def _first_of_each(specs: list[Any]) -> list[dict[str, Any]]:
+    """The entity specs with a name, each name once (the first intent's wins)."""
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for spec in specs:
+        name = spec.get("name") if isinstance(spec, dict) else None
+        if isinstance(name, str) and name not in seen:
+            seen.add(name)
+            out.append(spec)
+    return out
 
 
 def _section(text: str, title: str, until: str) -> str:
@@ -94,7 +116,7 @@ class OfflineModel:
         return ChatResponse(text=text, model=self.name, finish_reason="stop")
 
     def classify(self, request: ChatRequest) -> dict[str, Any]:
-        """``{intent, entities, confidence}`` for the intent request."""
+        """``{intent, intents, entities, confidence}`` for the intent request."""
         state = job_state(request)
         intents = state.get("intents") or []
         message = next((m.content for m in request.messages if m.role == "user"), "")
@@ -110,12 +132,35 @@ class OfflineModel:
         best, score, confidence = index.best(message)
         threshold = (state.get("thresholds") or {}).get("reject") or self.threshold
         if not best or score < threshold:
-            return {"intent": None, "entities": {}, "confidence": round(confidence, 3)}
-        specs = next(i.get("entities") or [] for i in intents if i["id"] == best)
+            return {
+                "intent": None,
+                "intents": [],
+                "entities": {},
+                "confidence": round(confidence, 3),
+            }
+        found = {best: confidence}
+        parts = clauses(message) if len(message) <= _SPLIT_CHARS else []
+        order: list[str] = []  # the intents in the order of the clauses that fit them
+        for part in parts if len(parts) > 1 else ():
+            label, part_score, lead = index.best(part)
+            if not label or part_score < threshold or label in order:
+                continue
+            if label == best or lead >= CLAUSE_LEAD:
+                order.append(label)
+                found.setdefault(label, lead)
+        if len(found) > 1:  # the best one's lead over the intents not named
+            found[best] = index.lead(message, best, set(found))
+            found = {label: found[label] for label in [*order, *found] if label in found}
+        specs = [
+            spec
+            for label in found
+            for spec in next(i.get("entities") or [] for i in intents if i["id"] == label)
+        ]
         return {
-            "intent": best,
-            "entities": extract_entities(message, specs),
-            "confidence": round(confidence, 3),
+            "intent": next(iter(found)),
+            "intents": list(found),
+            "entities": extract_entities(message, _first_of_each(specs)),
+            "confidence": round(min(found.values()), 3),
         }
 
     def _gate(self, prompt: str) -> dict[str, Any]:

@@ -5,7 +5,11 @@ learned from its examples (letters stay literal, digits become ``[0-9]``); with 
 an entity named like an identifier (``order_id``) takes the token its name announces
 (``order 12345``, ``order #A-1234``); an amount such as ``$750`` is found by its numeric
 type, an amount-like name preferring money, never a number inside a span another entity
-already took (:mod:`.values`). A value that is not in the message is never made up.
+already took (:mod:`.values`); a ``money`` entity takes no amount written in a currency
+its ``currency`` does not name. ``date``, ``date_range`` and ``list`` entities are found
+first (:mod:`.typed`): a list takes every value of its items' kind (an e-mail address,
+a date, a pattern, an enum's options, numbers). A value that is not in the message is
+never made up.
 
 Patterns run on the skill pattern engine (:mod:`skillwire.core.patterns`), as validation
 does. To find a value inside a sentence, the pattern's anchors stand for the edges of a
@@ -20,6 +24,7 @@ import re
 from typing import Any
 
 from skillwire.core.patterns import Pattern, PatternError, compile_pattern, strip_anchors
+from skillwire.models.offline.typed import find_dates, find_emails, find_range
 from skillwire.models.offline.values import (
     cues_of,
     find_amount,
@@ -35,6 +40,9 @@ _EDGE = "[^\\w-]"
 """What may stand next to a value found in a sentence (RE2's ASCII ``\\w``)."""
 _TRIES = 64
 """Candidates looked at per pattern before giving up (each is one linear search)."""
+MAX_LIST_ITEMS = 20
+"""The most values a ``list`` entity takes unless it sets ``maxItems`` (as
+``skillwire.skills.entity_types`` checks them)."""
 
 
 def shape_of(example: str) -> str:
@@ -134,6 +142,85 @@ def _allowed(value: Any, spec: dict[str, Any]) -> bool:
     return not isinstance(options, list) or value in options
 
 
+def _numeric_items(spec: dict[str, Any]) -> bool:
+    items = spec.get("items")
+    return isinstance(items, dict) and items.get("type") in ("number", "integer", "money")
+
+
+def _currencies(spec: dict[str, Any]) -> frozenset[str] | None:
+    """A money entity's currencies (``currency``: a code or a list), or None: any."""
+    given = spec.get("currency")
+    codes = [given] if isinstance(given, str) else given if isinstance(given, list) else None
+    return None if codes is None else frozenset(str(c).upper() for c in codes)
+
+
+def _typed(text: str, spec: dict[str, Any], taken: list[tuple[int, int]]) -> Any:
+    """The value of a ``date``, ``date_range`` or ``list`` entity, or None."""
+    kind = spec.get("type")
+    if kind == "date_range":
+        hit = find_range(text, taken)
+        if hit is None:
+            return None
+        taken.append(hit[1])
+        return hit[0]
+    if kind == "date":
+        dates = find_dates(text, taken)
+        if not dates:
+            return None
+        taken.append(dates[0][1])
+        return dates[0][0]
+    return _items(text, spec, taken)
+
+
+def _items(text: str, spec: dict[str, Any], taken: list[tuple[int, int]]) -> list[Any] | None:
+    """A ``list`` entity's values: every one its items' kind finds, in order, each
+    once, at most its ``maxItems`` (else :data:`MAX_LIST_ITEMS`); None when none is."""
+    items = spec.get("items") if isinstance(spec.get("items"), dict) else {}
+    assert isinstance(items, dict)
+    cap = spec.get("maxItems")
+    cap = cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else MAX_LIST_ITEMS
+    item = {"name": spec["name"], **items}
+    for key in ("pattern", "enum", "examples"):
+        if key not in item and key in spec:
+            item[key] = spec[key]
+    hits: list[tuple[Any, tuple[int, int]]]
+    if item.get("format") == "email":
+        hits = find_emails(text, taken)
+    elif item.get("format") == "date":
+        hits = find_dates(text, taken)
+    else:
+        hits = []
+        local = list(taken)
+        for _ in range(cap):
+            value, span = _one_item(text, item, local)
+            if value is None or span is None:
+                break
+            hits.append((value, span))
+            local.append(span)
+    values: list[Any] = []
+    for value, span in hits:
+        if value not in values and len(values) < cap and _allowed(value, item):
+            values.append(value)
+            taken.append(span)
+    return values or None
+
+
+def _one_item(
+    text: str, item: dict[str, Any], taken: list[tuple[int, int]]
+) -> tuple[Any, tuple[int, int] | None]:
+    """The first free item of a list in ``text``: by pattern, examples or enum for
+    text, by type for numbers."""
+    kind = item.get("type", "string")
+    if kind in ("number", "integer", "money"):
+        hit = find_amount(text, item["name"], kind, taken=taken, cues=set())
+        return (hit.value, hit.span) if hit is not None else (None, None)
+    before = len(taken)
+    value = _by_pattern(text, item, taken)
+    if value is None or len(taken) == before:
+        return None, None
+    return value, taken.pop()
+
+
 def extract_entities(text: str, specs: list[dict[str, Any]]) -> dict[str, Any]:
     """Values for the declared entities found in ``text``; an entity not there is left
     out, never guessed. Declared patterns, shapes and enums first, then identifiers by
@@ -141,6 +228,12 @@ def extract_entities(text: str, specs: list[dict[str, Any]]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     taken: list[tuple[int, int]] = []
     named = [s for s in specs if isinstance(s.get("name"), str) and s["name"]]
+    numeric_lists = [s for s in named if s.get("type") == "list" and _numeric_items(s)]
+    for typed in ("date_range", "date", "list"):  # before numbers: dates hold digits
+        for spec in (s for s in named if s.get("type") == typed and s not in numeric_lists):
+            value = _typed(text, spec, taken)
+            if value is not None:
+                found[spec["name"]] = value
     for spec in named:
         if spec.get("type", "string") in ("string", None):
             value = _by_pattern(text, spec, taken)
@@ -167,8 +260,12 @@ def extract_entities(text: str, specs: list[dict[str, Any]]) -> dict[str, Any]:
         name, kind = spec["name"], spec.get("type")
         if name in found or spec in ids or kind not in _NUMBER_TYPES:
             continue
-        hit = find_amount(text, name, kind, taken=taken, cues=cues)
+        hit = find_amount(text, name, kind, taken=taken, cues=cues, currencies=_currencies(spec))
         if hit is not None and _allowed(hit.value, spec):
             found[name] = hit.value
             taken.append(hit.span)
+    for spec in numeric_lists:  # last: a single amount is taken before a list of them
+        value = _typed(text, spec, taken)
+        if value is not None:
+            found[spec["name"]] = value
     return found

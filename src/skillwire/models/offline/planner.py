@@ -3,12 +3,13 @@
 It reads the job's state as the engine gives it in structure (``ChatRequest.data``: the
 prompt a language model reads holds no copy of the tool results), picks the next tool
 (the intent's own tools, else the steps of the intent's workflow, else the tool whose
-description best matches the request), fills its arguments from inputs, entities and
-earlier results by name (else from the user's message, as entities are found), and
-leaves a missing argument missing so that the gate asks the user for it.
-When every step has run it answers (a ``final_answer`` call, which the engine reads
-as the answer) with the output contract's fields
-taken from tool results. A denied, blocked or failed call ends the plan with an answer
+description best matches the request; in a job of several intents, then the steps of
+the other workflows that apply to it and the tools the other intents list, in order),
+fills its arguments from inputs, entities and earlier results by name (else from the
+user's message, as entities are found), and leaves a missing argument missing so that
+the gate asks the user for it. When every step has run it answers (a ``final_answer``
+call, which the engine reads as the answer) with the output contract's fields taken
+from tool results. A denied, blocked or failed call ends the plan with an answer
 that says so.
 """
 
@@ -44,6 +45,25 @@ def _known(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _plan(state: dict[str, Any], tools: dict[str, ToolSpec], request_text: str) -> list[str]:
+    """The tools to run, in order: the first intent's (:func:`_plan_one`), then, in a
+    job of several intents, the steps of every other workflow that applies to it, then
+    the tools the other intents list."""
+    steps = _plan_one(state, tools, request_text)
+    if len(state.get("intents") or ()) < 2:
+        return steps
+    names = state.get("model_tool_names") or {}
+    by_full = {full: model for model, full in names.items()}
+    for goal in state.get("subgoals") or []:
+        tool = by_full.get(goal.get("tool") or "", goal.get("tool"))
+        if tool in tools and tool not in steps:
+            steps.append(tool)
+    for tool in state.get("other_intent_tools") or []:
+        if tool in tools and tool not in steps:
+            steps.append(tool)
+    return steps
+
+
+def _plan_one(state: dict[str, Any], tools: dict[str, ToolSpec], request_text: str) -> list[str]:
     scoped = [t for t in state.get("intent_tools") or [] if t in tools]
     if scoped:
         return scoped

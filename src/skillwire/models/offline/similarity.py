@@ -100,6 +100,14 @@ class NgramIndex:
         telling = {g for g in ngrams(text) if _telling(g)}
         return {label for label, grams in self.evidence.items() if telling & grams}
 
+    def lead(self, text: str, label: str, named: set[str]) -> float:
+        """How far ``label``'s score for ``text`` is ahead of the best related label
+        not in ``named`` (0 to 1; its score when there is none)."""
+        related = self.related(text)
+        scores = {k: s for k, s in self.scores(text).items() if k in related}
+        rest = max((s for k, s in scores.items() if k not in named), default=0.0)
+        return max(0.0, scores.get(label, 0.0) - rest)
+
     def best(self, text: str) -> tuple[str, float, float]:
         """The label ``text`` fits best among those it is :meth:`related` to, its score,
         and a confidence: the score less the next label's (0 to 1; the score itself

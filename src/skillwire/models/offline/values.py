@@ -20,7 +20,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Found", "find_amount", "find_identifier", "is_amount_name", "is_identifier_name"]
+__all__ = [
+    "Found",
+    "currency_of",
+    "find_amount",
+    "find_identifier",
+    "is_amount_name",
+    "is_identifier_name",
+]
 
 _ID_WORDS = frozenset({"id", "number", "num", "no", "nr", "code", "ref", "reference", "ident"})
 _AMOUNT_WORDS = frozenset(
@@ -156,6 +163,30 @@ def _announced(text: str, start: int, cues: set[str]) -> bool:
     return bool(words) and (words[-1] in cues or words[-1].rstrip("s") in cues)
 
 
+_CURRENCIES = {
+    "$": "USD",
+    "usd": "USD",
+    "dollar": "USD",
+    "dollars": "USD",
+    "bucks": "USD",
+    "€": "EUR",
+    "eur": "EUR",
+    "euro": "EUR",
+    "euros": "EUR",
+    "£": "GBP",
+    "gbp": "GBP",
+    "pound": "GBP",
+    "pounds": "GBP",
+}
+"""The ISO 4217 code of each currency sign or word the number pattern reads."""
+
+
+def currency_of(match: re.Match[str]) -> str | None:
+    """The currency a number found was written in (``$750``: ``USD``), or None."""
+    written = (match.group("pre") or match.group("post") or "").strip().lower()
+    return _CURRENCIES.get(written) if written else None
+
+
 def find_amount(
     text: str,
     name: str,
@@ -163,14 +194,22 @@ def find_amount(
     *,
     taken: list[tuple[int, int]],
     cues: set[str],
+    currencies: frozenset[str] | None = None,
 ) -> Found | None:
     """The number for entity ``name`` of type ``kind`` in ``text``, or None: the first
-    of the preferred kind (money for an amount, else plain), else the first other."""
+    of the preferred kind (money for an amount, else plain), else the first other.
+    A ``money`` value has at most two decimals; with ``currencies``, one written in
+    another currency is not taken (never converted)."""
     money_first = is_amount_name(name, kind)
     fallback: Found | None = None
     for match in _NUMBER.finditer(text):
         if not _free(match.span(), taken):
             continue
+        currency = currency_of(match)
+        if currencies is not None and currency is not None and currency not in currencies:
+            continue
+        if kind == "money" and len(match.group("num").partition(".")[2]) > 2:
+            continue  # fractions of a cent: not an amount of money
         money = bool(match.group("pre") or match.group("post"))
         if fallback is not None and money != money_first:
             continue  # another of the kind not preferred: the first one stands
