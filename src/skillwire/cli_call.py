@@ -102,41 +102,53 @@ def call_tool(
     policy: Path | None = None,
     config_path: Path | None = None,
 ) -> CallResult:
-    """Check one call with the gate and, when it may run, run it."""
+    """Check one call with the gate and, when it may run, run it.
+
+    The gate knows what the runtime cannot run, as in a job: the executors are asked
+    first (an MCP server the tool names is started and lists its tools), and an
+    unavailable tool is blocked with ``TOOL_UNAVAILABLE`` (exit 1), never tried."""
     config = load_config(config_path)
     skill = load_skill(skill_path)
     base = base_policy(config, policy)
-    gate = Gate.for_skill(skill, base=base)
-    decision = gate.check(tool_name, args)
-    approved_by = None
-    if isinstance(decision, NeedApproval) and as_role is not None and as_role == decision.approver:
-        grant = ApprovalGrant(decision.tool, decision.args, as_role, "skillwire-call")
-        decision = gate.check(tool_name, args, approvals=[grant], correlation_ids=None)
-        approved_by = as_role
-    result = CallResult(tool_name, args, decision, approved_by)
-    if not isinstance(decision, Allow):
-        return result
-    tool = skill.tool(decision.tool)
-    if tool is None:  # the gate allowed a tool the skill has: cannot happen
-        raise UsageError(f"no tool {decision.tool}")
     creds = credentials(config)
     creds.resolve(skill)
     executors = make_executors(config, base, creds)
-    result.tool = tool.name
+    named = skill.tool(tool_name)
+    asked = [named] if named is not None else []
 
-    async def run() -> ToolOutcome:
+    async def run() -> CallResult:
         try:
-            return await executors.execute(
+            await executors.prepare(asked, skill.root)
+            unavailable = executors.unavailable(asked, skill.root)
+            gate = Gate.for_skill(skill, base=base, unavailable=unavailable)
+            decision = gate.check(tool_name, args)
+            approved_by = None
+            if (
+                isinstance(decision, NeedApproval)
+                and as_role is not None
+                and as_role == decision.approver
+            ):
+                grant = ApprovalGrant(decision.tool, decision.args, as_role, "skillwire-call")
+                decision = gate.check(tool_name, args, approvals=[grant], correlation_ids=None)
+                approved_by = as_role
+            result = CallResult(tool_name, args, decision, approved_by)
+            if not isinstance(decision, Allow):
+                return result
+            tool = skill.tool(decision.tool)
+            if tool is None:  # the gate allowed a tool the skill has: cannot happen
+                raise UsageError(f"no tool {decision.tool}")
+            result.tool = tool.name
+            result.outcome = await executors.execute(
                 tool,
                 dict(decision.args),
                 idempotency_key=f"call-{uuid.uuid4().hex}",
                 skill_root=skill.root,
             )
+            return result
         finally:
             await executors.aclose()
 
-    result.outcome = asyncio.run(run())
-    return result
+    return asyncio.run(run())
 
 
 def render(result: CallResult) -> None:

@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 from tests.engine.helpers import events_of, run
-from tests.tools.helpers import PY, SKILL_ID, base_of, job_package, job_script, shell_tool
+from tests.tools.helpers import (
+    PY,
+    SKILL_ID,
+    base_of,
+    job_package,
+    job_script,
+    shell_tool,
+    write_base,
+)
 from typer.testing import CliRunner
 
 from skillwire.assembly import refuse_without_credentials
@@ -226,3 +234,37 @@ def test_check_names_the_tools_that_become_unavailable(
         f"{SKILL_ID}.gamma are unavailable (not offered to the planner, calls refused)"
     )
     assert unset["file"].endswith("credentials.json") and unset["line"]
+
+
+def test_skillwire_call_blocks_an_unavailable_tool_and_runs_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``skillwire call`` asks the executors first, as a job does: a tool whose credential
+    is unset is blocked by the gate (exit 1, ``TOOL_UNAVAILABLE``), not tried and failed
+    (exit 4); the same call with the credential set runs."""
+    skill, marks = _package(tmp_path)
+    policy = write_base(
+        tmp_path,
+        {
+            "shell": {"allowedPrefixes": [f"{PY} -c"]},
+            "filesystem": {"allowedWriteRoots": [str(marks)]},
+        },
+    )
+    config = tmp_path / "skillwire.toml"
+    config.write_text('[credentials]\nenv = ["ALPHA_KEY", "BETA_KEY"]\n')
+    monkeypatch.setenv("SKILLWIRE_CONFIG", str(config))
+    monkeypatch.delenv("ALPHA_KEY", raising=False)
+    monkeypatch.setenv("BETA_KEY", TOKEN)
+    args = ["call", str(skill.root), "alpha", "--args", "{}", "--policy", str(policy), "--json"]
+    blocked = CliRunner().invoke(app, args)
+    assert blocked.exit_code == 1, blocked.output
+    data = json.loads(blocked.stdout)
+    assert data["decision"] == "block", data
+    reason = data["reasons"][0]
+    assert reason["code"] == str(ReasonCode.TOOL_UNAVAILABLE), data
+    assert "ALPHA_KEY is not set; ask the operator" in reason["message"], data
+    assert not any(marks.iterdir())
+    monkeypatch.setenv("ALPHA_KEY", "alpha-value")
+    ran = CliRunner().invoke(app, args)
+    assert ran.exit_code == 0, ran.output
+    assert (marks / "alpha").exists()
