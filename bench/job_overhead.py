@@ -42,6 +42,7 @@ from typing import Any
 from bench import lean_job
 from skillwire.core.chat import ChatRequest
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
+from skillwire.core.store import Claim
 from skillwire.engine import JobView, Runtime
 from skillwire.engine.heap import freeze_startup_heap, tune_collector
 from skillwire.engine.prompts import request_chars
@@ -114,6 +115,8 @@ class CountingStore(SQLiteJobStore):
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
         durable: bool = False,
+        claims: Sequence[Claim] = (),
+        released: Sequence[str] = (),
     ) -> JobRecord:
         """Count, then save."""
         self.saves += 1
@@ -123,6 +126,8 @@ class CountingStore(SQLiteJobStore):
             events=events,
             model_calls=model_calls,
             durable=durable,
+            claims=claims,
+            released=released,
         )
 
 

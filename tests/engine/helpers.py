@@ -14,6 +14,7 @@ from typing import Any
 
 from skillwire.core.chat import ChatRequest, ChatResponse
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
+from skillwire.core.store import Claim
 from skillwire.engine import EngineLimits, JobView, Runtime
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
@@ -315,6 +316,8 @@ class CountingStore(SQLiteJobStore):
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
         durable: bool = False,
+        claims: Sequence[Claim] = (),
+        released: Sequence[str] = (),
     ) -> JobRecord:
         """Count (maybe crash), then save."""
         parent = super()
@@ -325,6 +328,8 @@ class CountingStore(SQLiteJobStore):
                 events=events,
                 model_calls=model_calls,
                 durable=durable,
+                claims=claims,
+                released=released,
             )
         )
 
