@@ -188,7 +188,9 @@ def test_bad_limits_are_errors_with_their_line(tmp_path: Path, policy: str, says
     assert not rep.loaded
     found = [i for i in rep.errors if says in str(i)]
     assert found, [str(i) for i in rep.errors]
-    assert found[0].location.line == line_of(tmp_path / "domain.yaml", policy.split(":")[0] + ":")
+    assert found[0].location.line == line_of(
+        tmp_path / "domain.yaml", policy.split(":", maxsplit=1)[0] + ":"
+    )
 
 
 def test_a_real_rate_limit_is_enforced_not_reported(tmp_path: Path) -> None:

@@ -70,7 +70,10 @@ def test_two_jobs_racing_for_one_order_run_it_once(
         try:
             return list(
                 await asyncio.gather(
-                    *(rt.start(skill, "refund ORD-7", owner=f"u{n}") for n, rt in enumerate(runtimes))
+                    *(
+                        rt.start(skill, "refund ORD-7", owner=f"u{n}")
+                        for n, rt in enumerate(runtimes)
+                    )
                 )
             )
         finally:

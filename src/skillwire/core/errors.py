@@ -86,6 +86,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BudgetExhausted",
     "CallableRefusedError",
+    "ClaimConflictError",
     "ConditionEvaluationError",
     "ConditionSyntaxError",
     "ConflictError",
