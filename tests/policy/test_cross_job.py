@@ -152,7 +152,8 @@ def test_scope_skill_is_one_count_for_everyone(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("spelling", "limit", "window"),
     [("{per_minute: 5}", 5, 60), ("{per_day: 100, scope: skill}", 100, 86400),
-     ("{max: 2, per: 90s}", 2, 90), ("{max: 2, per: 600}", 2, 600), ("{max: 1, per: 2d}", 1, 172800)],
+     ("{max: 2, per: 90s}", 2, 90), ("{max: 2, per: 600}", 2, 600),
+     ("{max: 1, per: 2d}", 1, 172800)],
 )  # fmt: skip
 def test_rate_limit_spellings(tmp_path: Path, spelling: str, limit: int, window: int) -> None:
     gate = gate_from(tmp_path, RATE.replace("{max: 3, per: 1h, scope: user}", spelling))
