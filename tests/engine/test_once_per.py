@@ -12,9 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.engine.helpers import (
     ORDER,
     REFUND_DIR,
+    Crash,
     call,
     events_of,
     final,
@@ -27,7 +29,7 @@ from tests.engine.helpers import (
     skill_from,
 )
 
-from skillwire.core.job import JobStatus
+from skillwire.core.job import JobRecord, JobStatus
 from skillwire.engine import JobView, Runtime
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
@@ -235,3 +237,52 @@ def test_a_rate_limit_counts_per_user_across_jobs(tmp_path: Path) -> None:
         assert "2 runs in the last 1h for user 'alice' (limit 2)" in reason["message"]
 
     run(main())
+
+
+class DiesWithTheCallInFlight(SQLiteJobStore):
+    """The SQLite store; the process "dies" (:class:`Crash`) right after the save that
+    took a claim, with the call in flight."""
+
+    async def save(self, job: JobRecord, **options: Any) -> JobRecord:  # type: ignore[override]
+        saved = await super().save(job, **options)
+        if options.get("claims"):
+            raise Crash("killed with the call in flight")
+        return saved
+
+
+def test_a_crash_in_flight_keeps_the_claim(tmp_path: Path) -> None:
+    """A crash between the claim and the run's end may have left the refund done: the
+    claim is kept (fail safe). Another job is refused; the crashed job, settled by an
+    operator as not run, runs under the claim it holds."""
+    skill = payout_skill(tmp_path / "skill")
+    db = tmp_path / "jobs.db"
+
+    async def main() -> None:
+        dying = DiesWithTheCallInFlight(db)
+        try:
+            rt = Runtime(dying, ScriptedModel(payout_job("ORD-5")[:2]), executors=Executors())
+            with pytest.raises(Crash):
+                await rt.start(skill, "refund ORD-5")
+        finally:
+            await dying.close()
+        [crashed] = await _jobs(db)
+        script = payout_job("ORD-5") + payout_job("ORD-5")[2:]
+        async with runtime_for(db, script) as (rt, model):
+            other = await rt.start(skill, "refund ORD-5 again")
+            assert runs_of(other, "refund") == 0 and refusals(other, "ONCE_PER")
+            assert crashed in refusals(other, "ONCE_PER")[0]["message"]
+            paused = await rt.recover(crashed)
+            assert str(paused.record.outcome_class) == "OPERATOR_ACTION_REQUIRED"
+            done = await rt.resume(crashed, input={"outcome": "not_run"}, role="operator")
+            model.assert_complete()
+        assert [e.data["tool"] for e in events_of(done, "tool_finished")] == ["refund"]
+
+    run(main())
+
+
+async def _jobs(db: Path) -> list[str]:
+    store = SQLiteJobStore(db)
+    try:
+        return [job.id for job in await store.list()]
+    finally:
+        await store.close()
