@@ -24,6 +24,7 @@ order; two ids that differ only in case are one key too (stricter, never looser)
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import unicodedata
@@ -157,6 +158,38 @@ class CrossJobLimits:
         for limit in self._by_tool.get(tool, ()):
             found.append((limit.rule, self._claim(limit, call, tool, user)))
         return found
+
+    def claims_for(
+        self,
+        facts: ToolFacts,
+        args: Mapping[str, Any] | None,
+        *,
+        context: Mapping[str, Any] | None,
+        entities: Mapping[str, Any] | None,
+        inputs: Mapping[str, Any] | None,
+        user: str | None,
+        now: datetime.datetime | None,
+    ) -> tuple[Claim, ...]:
+        """The claims a call of the tool ``facts`` describes would take (see
+        :meth:`~skillwire.policy.gate.Gate.claims`): none for keys it cannot tell."""
+        from skillwire.policy.call import GateCall  # the call module imports the compiler's
+
+        try:
+            call = GateCall(
+                facts.name,
+                dict(args or {}),
+                dict(entities or {}),
+                dict(context or {}),
+                (),
+                dict(inputs or {}),
+                (),
+                defaults=facts.defaults,
+                now=now,
+            )
+            found = self.claims(call, facts.name, user)
+        except Exception:  # a call the gate will refuse: nothing to read for it
+            return ()
+        return tuple(claim for _rule, claim in found if not isinstance(claim, str))
 
     def _claim(self, limit: _Limit, call: GateCall, tool: str, user: str | None) -> Claim | str:
         rule = limit.rule

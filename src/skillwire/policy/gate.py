@@ -329,22 +329,9 @@ class Gate:
         facts = self.facts(tool) if type(tool) is str else None
         if facts is None or not self.cross_job.applies(facts.name):
             return ()
-        try:
-            call = GateCall(
-                tool,
-                dict(args or {}),
-                as_mapping(entities, "entities"),
-                as_mapping(context, "context"),
-                (),
-                as_mapping(inputs, "inputs"),
-                (),
-                defaults=facts.defaults,
-                now=now,
-            )
-            found = self.cross_job.claims(call, facts.name, user)
-        except Exception:  # a call the gate will refuse: nothing to read for it
-            return ()
-        return tuple(claim for _rule, claim in found if not isinstance(claim, str))
+        return self.cross_job.claims_for(
+            facts, args, context=context, entities=entities, inputs=inputs, user=user, now=now
+        )
 
     def _with_facts(self, decision: Decision, values: Mapping[str, Any]) -> Decision:
         """The decision with each reason from a rule that reads facts followed by the
