@@ -18,6 +18,7 @@ from skillwire.policy import Allow, Block, Gate, NeedInput, ReasonCode
 from skillwire.policy.crossjob import key_text
 from skillwire.policy.explain import explain_skill
 
+REFUND_YAML = Path(__file__).resolve().parents[2] / "examples" / "refund_support" / "domain.yaml"
 NOW = datetime.datetime(2026, 11, 25, 3, 0, tzinfo=datetime.UTC)
 ARGS = {"order_id": "ORD-12345", "amount": 120}
 
@@ -218,3 +219,23 @@ def test_claims_are_plain_values() -> None:
     claim = Claim("k", 2, 60.0, 1000.0, "job:0")
     assert claim.since == 940.0 and claim.counts(950.0) and not claim.counts(940.0)
     assert claim.refused_by(2) and not claim.refused_by(1)
+
+
+def test_skillwire_call_refuses_a_tool_limited_across_jobs() -> None:
+    """``skillwire call`` runs a tool outside any job, with no store to count in: a
+    tool with once_per is blocked there (exit 1) with the reason, never run."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from skillwire.cli_app import app
+
+    args = json.dumps({"order_id": "ORD-12345", "amount": 120})
+    done = CliRunner().invoke(
+        app, ["call", str(REFUND_YAML), "process_refund", "--args", args, "--json"]
+    )
+    assert done.exit_code == 1, done.output
+    data = json.loads(done.stdout)
+    assert data["decision"] == "block" and "outcome" not in data
+    once = [r for r in data["reasons"] if r["code"] == "ONCE_PER"]
+    assert once and "kept in the job store" in once[0]["message"]
