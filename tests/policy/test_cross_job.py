@@ -13,7 +13,7 @@ import pytest
 from tests.policy.helpers import REFUND_TOOLS, codes, gate_from, line_of
 from tests.skills.test_policy_keys import report_of
 
-from skillwire.core.store import Claim, ClaimCount, ClaimSnapshot
+from skillwire.core.store import Claim, ClaimCount, ClaimSnapshot, claim_key, claim_parts
 from skillwire.policy import Allow, Block, Gate, NeedInput, ReasonCode
 from skillwire.policy.crossjob import key_text
 from skillwire.policy.explain import explain_skill
@@ -239,3 +239,10 @@ def test_skillwire_call_refuses_a_tool_limited_across_jobs() -> None:
     assert data["decision"] == "block" and "outcome" not in data
     once = [r for r in data["reasons"] if r["code"] == "ONCE_PER"]
     assert once and "kept in the job store" in once[0]["message"]
+
+
+def test_claim_keys_read_back_whatever_their_parts_hold() -> None:
+    parts = ["a/b", 'q"uote', "", "/", "\u00e9\\"]
+    assert claim_parts(claim_key(*parts)) == parts
+    assert claim_key("a/", "b") != claim_key("a", "/b")
+    assert claim_parts("not a key") == []

@@ -40,6 +40,7 @@ __all__ = [
     "after_prefix",
     "checked_claims",
     "claim_key",
+    "claim_parts",
     "count_claims",
     "job_filters",
     "resolve_job_id",
@@ -163,6 +164,21 @@ def claim_key(*parts: str) -> str:
     """A claim key from its parts (skill, tool, rule, value), unambiguous whatever the
     parts hold: each part is JSON text, joined by ``/``."""
     return "/".join(json.dumps(part, ensure_ascii=False) for part in parts)
+
+
+def claim_parts(key: str) -> list[str]:
+    """The parts :func:`claim_key` joined (an empty list for a key it did not make)."""
+    decoder, parts, at = json.JSONDecoder(), [], 0
+    try:
+        while at < len(key):
+            part, at = decoder.raw_decode(key, at)
+            parts.append(str(part))
+            if at < len(key) and key[at] != "/":
+                return []
+            at += 1
+    except ValueError:
+        return []
+    return parts
 
 
 @dataclass(frozen=True, slots=True)

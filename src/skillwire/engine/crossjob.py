@@ -17,7 +17,7 @@ from typing import Any
 from skillwire.core.errors import ClaimConflictError
 from skillwire.core.job import EventKind
 from skillwire.core.proposal import ToolProposal
-from skillwire.core.store import Claim, ClaimLedger, ClaimStore
+from skillwire.core.store import Claim, ClaimLedger, ClaimStore, claim_parts
 from skillwire.engine.run import JobRun
 from skillwire.policy.decisions import Block, Decision, Reason, ReasonCode
 from skillwire.skills.model_tools import Tool
@@ -63,7 +63,8 @@ async def take_claims(
         assert started.kind == EventKind.TOOL_STARTED
         state.event_seq -= 1
         declared = run.skill.tool(tool)
-        rule = next((r for r in run.gate.policy.for_tool(tool) if r.code in _CROSS_JOB_CODES), None)
+        kind = (claim_parts(exc.key)[2:3] or ["once_per"])[0]  # skill, tool, kind, ...
+        rule = next((r for r in run.gate.policy.for_tool(tool) if r.kind == kind), None)
         code = rule.code if rule is not None else ReasonCode.ONCE_PER
         held_by = f" (job {', '.join(exc.holders)})" if exc.holders else ""
         text = f"{rule.text if rule else tool}: taken by another job meanwhile{held_by}"
@@ -74,9 +75,6 @@ async def take_claims(
         run.answer(call_id, f"BLOCKED by the skill's rules: {text}. The call did not run.")
         return False
     return True
-
-
-_CROSS_JOB_CODES = frozenset({ReasonCode.ONCE_PER, ReasonCode.RATE_LIMITED})
 
 
 def limited_across_jobs(tool: Tool) -> bool:
