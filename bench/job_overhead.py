@@ -30,9 +30,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
+import functools
 import inspect
 import json
 import platform
+import shutil
 import tempfile
 import time
 from collections.abc import Sequence
@@ -42,6 +45,7 @@ from typing import Any
 from bench import lean_job
 from skillwire.core.chat import ChatRequest
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
+from skillwire.core.store import Claim
 from skillwire.engine import JobView, Runtime
 from skillwire.engine.heap import freeze_startup_heap, tune_collector
 from skillwire.engine.prompts import request_chars
@@ -52,7 +56,27 @@ from skillwire.testing import ScriptedModel
 from skillwire.tools import Executors
 
 ROOT = Path(__file__).resolve().parent.parent
-SKILL = ROOT / "examples" / "refund_support" / "domain.yaml"
+EXAMPLE = ROOT / "examples" / "refund_support"
+ONCE_PER = "      once_per: args.order_id"
+
+
+@functools.cache
+def _bench_skill() -> Path:
+    """The refund example without its limit across jobs, in a folder of its own (gone
+    at exit): every bench job refunds ORD-12345, the one order of the example's order
+    book that takes a 750 refund, which ``once_per: args.order_id`` allows once per
+    store. Everything else is the example's."""
+    folder = Path(tempfile.mkdtemp(prefix="skillwire-bench-skill-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    shutil.copy(EXAMPLE / "refund_tools.py", folder / "refund_tools.py")
+    lines = (EXAMPLE / "domain.yaml").read_text().splitlines(keepends=True)
+    kept = [line for line in lines if not line.startswith(ONCE_PER)]
+    assert len(kept) == len(lines) - 1, "the refund example's once_per line moved"
+    (folder / "domain.yaml").write_text("".join(kept))
+    return folder / "domain.yaml"
+
+
+SKILL = _bench_skill()
 MESSAGE = "Please refund 750 for order ORD-12345"
 ARGS = {"order_id": "ORD-12345", "amount": 750}
 NEXT = "750.00 will be back on your card within 5 business days."
@@ -114,6 +138,8 @@ class CountingStore(SQLiteJobStore):
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
         durable: bool = False,
+        claims: Sequence[Claim] = (),
+        released: Sequence[str] = (),
     ) -> JobRecord:
         """Count, then save."""
         self.saves += 1
@@ -123,6 +149,8 @@ class CountingStore(SQLiteJobStore):
             events=events,
             model_calls=model_calls,
             durable=durable,
+            claims=claims,
+            released=released,
         )
 
 

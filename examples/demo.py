@@ -7,7 +7,9 @@ and no network (the embedded offline model):
 2. the demo supplies the order number; the job pauses for a supervisor's approval;
 3. the demo approves as supervisor; the refund tool runs, the finalization gate passes,
    and the polished reply and the job's timeline are printed;
-4. a refund of 120 goes through without approval.
+4. a second refund of the same order, in a new job, is refused: the refund tool runs
+   once per order across all jobs (``once_per: args.order_id``, kept in the job store);
+5. a refund of 120 for another order goes through without approval.
 
 Each command is printed before it runs, so you can type it yourself.
 """
@@ -32,8 +34,9 @@ def step(title: str) -> None:
     print(f"\n\033[1m== {title}\033[0m", flush=True)
 
 
-def skillwire(*args: str, db: Path, parse: bool = True) -> dict[str, Any]:
-    """Run one command, show it, and return its JSON output."""
+def skillwire(*args: str, db: Path, parse: bool = True, exit_code: int = 0) -> dict[str, Any]:
+    """Run one command, show it, and return its JSON output (it must exit with
+    ``exit_code``: 1 for a job the rules blocked)."""
     command = [str(BIN), *args, "--db", str(db)]
     shown = ["skillwire", *args]
     print("$ " + " ".join(shlex.quote(a) for a in shown), flush=True)
@@ -45,7 +48,7 @@ def skillwire(*args: str, db: Path, parse: bool = True) -> dict[str, Any]:
         capture_output=True,
         check=False,
     )
-    if done.returncode != 0:
+    if done.returncode != exit_code:
         sys.exit(f"demo failed: {done.stderr or done.stdout}")
     if not parse:
         print(done.stdout, end="")
@@ -97,8 +100,24 @@ def main() -> None:
         print(f"  reply: {job['reply']}\n  fields: {json.dumps(job['fields'])}")
         skillwire("show", job["id"], db=db, parse=False)
 
-        step("4. A refund of 120 goes through without approval")
-        job = skillwire("run", skill, "-m", "Please refund $120 for order ORD-12345", db=db)
+        step("4. A second refund of ORD-12345, in a new job: refused, the order was refunded")
+        job = skillwire(
+            "run", skill, "-m", "Please refund $120 for order ORD-12345", db=db, exit_code=1
+        )
+        expect(job, "completed", "BLOCKED")
+        refused = [
+            r
+            for e in job["events"]
+            if e["kind"] == "gate_decision"
+            for r in e["data"]["reasons"]
+            if r["code"] == "ONCE_PER"
+        ]
+        if not refused:
+            sys.exit("demo failed: the second refund was not refused with ONCE_PER")
+        print(f"  ONCE_PER: {refused[0]['message']}")
+
+        step("5. A refund of 120 for another order goes through without approval")
+        job = skillwire("run", skill, "-m", "Please refund $120 for order ORD-55555", db=db)
         expect(job, "completed", "SUCCESS")
         approvals = [e for e in job["events"] if e["kind"] == "paused"]
         print(

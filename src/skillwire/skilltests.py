@@ -7,7 +7,7 @@
 For each skill under the paths (:func:`skillwire.skills.load_paths`), every case of
 :func:`skillwire.skills.suite` runs: a command scenario's commands as argv lists
 (never a shell) in the skill's folder, each with a timeout; a dry run on a fresh
-runtime (a temporary SQLite store, the skill's executors, the offline model unless
+runtime (a temporary SQLite store of its own, the skill's executors, the offline model unless
 the test is scripted or ``model`` names another); a manual case is listed, not run. A
 skill that fails to load is a failed case of its own. Nothing here prints.
 
@@ -129,9 +129,11 @@ def run_suite(
                 )
             )
     with tempfile.TemporaryDirectory(prefix="skillwire-test-") as folder:
-        db = Path(folder) / "jobs.db"
         for skill in loaded.skills.values():
             for case in cases_of(skill):
+                # a store of its own: no case sees another's jobs (a once_per order
+                # refunded by one case is not refused in the next)
+                db = Path(folder) / f"jobs-{len(report.outcomes)}.db"
                 report.outcomes.append(_run_case(skill, case, db, model, timeout, config))
     return report
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from skillwire.core.chat import ChatRequest, ChatResponse
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
+from skillwire.core.store import Claim
 from skillwire.engine import EngineLimits, JobView, Runtime
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
@@ -212,7 +213,11 @@ def refund_variant(folder: Path, **edits: str) -> Skill:
 EDITS = {
     "engine": "  max_iterations: 12\n",
     "gate": "    enabled: true\n    max_retries: 2\n",
-    "once_only": "      once_only:\n        per: order_id\n",
+    "once_only": (  # both limits on refunding an order twice: in the job and across jobs
+        "      once_only:\n        per: order_id\n"
+        "      once_per: args.order_id  # one refund per order across all jobs (the job store "
+        "keeps it)\n"
+    ),
     "persona": '  persona: "Friendly and empathetic customer support specialist"\n',
     "state_changes": "allowed_state_changes: [refund_issued]\n",
 }
@@ -267,7 +272,11 @@ def ledger_skill(folder: Path) -> tuple[Path, Path]:
     base = (REFUND_DIR / "refund_tools.py").read_text()
     (folder / "ledger_tools.py").write_text(base + LEDGER_TOOLS.format(ledger=str(ledger)))
     text = (REFUND_DIR / "domain.yaml").read_text().replace("refund_tools:", "ledger_tools:")
-    (folder / "domain.yaml").write_text(text)
+    # Every job refunds ORD-12345: without the limit across jobs, so that each one can
+    # (the limit itself is tested in tests/engine/test_once_per.py).
+    once_per = EDITS["once_only"].split("\n", 2)[2]
+    assert once_per in text, "the refund example's once_per line moved"
+    (folder / "domain.yaml").write_text(text.replace(once_per, ""))
     return folder / "domain.yaml", ledger
 
 
@@ -315,6 +324,8 @@ class CountingStore(SQLiteJobStore):
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
         durable: bool = False,
+        claims: Sequence[Claim] = (),
+        released: Sequence[str] = (),
     ) -> JobRecord:
         """Count (maybe crash), then save."""
         parent = super()
@@ -325,6 +336,8 @@ class CountingStore(SQLiteJobStore):
                 events=events,
                 model_calls=model_calls,
                 durable=durable,
+                claims=claims,
+                released=released,
             )
         )
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from skillwire.core.store import ClaimCount, ClaimSnapshot
 from skillwire.policy import BasePolicy, Decision, Gate, ReasonCode, ToolRun
 from skillwire.skills import Skill, load_skill
 
@@ -104,3 +105,30 @@ policy:
     - {tool_id: process_refund, when: "amount > 700", approver: finance}
 """
 """Refunds need a supervisor over 500 and finance over 700."""
+
+
+class FreshStore:
+    """A gate whose checks read a ledger in which no job holds a claim (a new, empty job
+    store), for tests of other rules on skills that also limit runs across jobs
+    (``once_per``, ``rate_limit``: tests/policy/test_cross_job.py tests those)."""
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+
+    def check(self, tool: str, args: dict[str, Any] | None = None, **given: Any) -> Decision:
+        """``gate.check`` with ``ledger`` (nothing held) and ``user`` filled in."""
+        given.setdefault("user", "u1")
+        claims = self.gate.claims(
+            tool,
+            args,
+            context=given.get("context"),
+            entities=given.get("entities"),
+            inputs=given.get("inputs"),
+            user=given["user"],
+            now=given.get("now"),
+        )
+        given.setdefault("ledger", ClaimSnapshot({c.key: ClaimCount(c.key, 0) for c in claims}))
+        return self.gate.check(tool, args, **given)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.gate, name)

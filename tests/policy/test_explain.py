@@ -36,10 +36,18 @@ def test_explain_lists_every_rule_of_the_refund_example(refund_yaml: Path) -> No
     assert order["kind"] == "workflow_order"
     assert order["same"] == ["order_id"]
     assert order["code"] == "WORKFLOW_ORDER"
+    once = by_text["process_refund runs once per args.order_id across all jobs of the skill"]
+    assert (once["kind"], once["expression"], once["code"]) == (
+        "once_per",
+        "args.order_id",
+        "ONCE_PER",
+    )
+    assert "once_per: args.order_id" in lines[int(once["source"].rsplit(":", 2)[1]) - 1]
     kinds = sorted({r["kind"] for r in entry["rules"]})
     assert kinds == [
         "approval",
         "once_only",
+        "once_per",
         "text (planner)",
         "threshold",
         "tool_deny",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import FIXTURES
-from tests.policy.helpers import REFUND_TOOLS, codes, gate_from, skill_from
+from tests.policy.helpers import REFUND_TOOLS, FreshStore, codes, gate_from, skill_from
 
 from skillwire.policy import (
     Block,
@@ -106,7 +106,7 @@ def test_gate_on_the_spec_yaml_triggers_the_supervisor_approval() -> None:
 
 
 def test_gate_on_the_refund_example_follows_the_workflow(refund_yaml: Path) -> None:
-    gate = Gate.for_skill(load_skill(refund_yaml))
+    gate = FreshStore(Gate.for_skill(load_skill(refund_yaml)))
     args = {"order_id": "ORD-12345", "amount": 750}
     assert codes(gate.check("process_refund", args)) == [ReasonCode.WORKFLOW_ORDER]
     done = [

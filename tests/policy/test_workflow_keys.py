@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.policy.helpers import REFUND_TOOLS, codes, gate_from, line_of, skill_from
+from tests.policy.helpers import REFUND_TOOLS, FreshStore, codes, gate_from, line_of, skill_from
 
 from skillwire.core.errors import SkillError
 from skillwire.policy import ApprovalGrant, Gate, ReasonCode, ToolRun
@@ -31,9 +31,9 @@ def _checked(order: str, amount: float, total: float, *, ok: bool = True) -> Too
 
 
 @pytest.fixture
-def refund_gate(refund_yaml: Path) -> Gate:
+def refund_gate(refund_yaml: Path) -> Gate:  # a FreshStore, checked as a Gate
     """The gate of the refund example."""
-    return Gate.for_skill(load_skill(refund_yaml))
+    return FreshStore(Gate.for_skill(load_skill(refund_yaml)))  # type: ignore[return-value]
 
 
 def test_refund_of_another_order_than_the_verified_one_is_blocked(refund_gate: Gate) -> None:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
-from tests.conftest import EXAMPLES
-from tests.server.helpers import server_config
+from tests.server.helpers import copy_refund, server_config
 
 from skillwire.server import ServerSettings, create_app
 
@@ -18,8 +16,7 @@ from skillwire.server import ServerSettings, create_app
 @pytest.fixture
 def skills_dir(tmp_path: Path) -> Path:
     """A writable folder holding a copy of the refund skill."""
-    dest = tmp_path / "skills" / "refund_support"
-    shutil.copytree(EXAMPLES / "refund_support", dest)
+    dest = copy_refund(tmp_path / "skills" / "refund_support")
     return dest.parent
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -93,3 +95,22 @@ def sse(text: str) -> list[dict[str, str]]:
         if item:
             out.append(item)
     return out
+
+
+ONCE_PER_LINE = "      once_per: args.order_id"
+
+
+def copy_refund(dest: Path, source: Path | None = None) -> Path:
+    """A copy of the refund example at ``dest`` without its limit across jobs
+    (``once_per: args.order_id``): these tests refund ORD-12345 in job after job, the
+    one order of the example's book that takes a 750 refund. The limit itself is tested
+    in tests/engine/test_once_per.py and tests/store/test_claims_engine.py."""
+    from tests.conftest import EXAMPLES
+
+    shutil.copytree(source or EXAMPLES / "refund_support", dest)
+    domain = dest / "domain.yaml"
+    lines = domain.read_text().splitlines(keepends=True)
+    kept = [line for line in lines if not line.startswith(ONCE_PER_LINE)]
+    assert len(kept) == len(lines) - 1, "the refund example's once_per line moved"
+    domain.write_text("".join(kept))
+    return dest

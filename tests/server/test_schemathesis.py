@@ -17,8 +17,7 @@ import schemathesis
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from schemathesis.core.parameters import ParameterLocation
-from tests.conftest import EXAMPLES as EXAMPLES_DIR
-from tests.server.helpers import auth, server_config, start_refund, to_approval
+from tests.server.helpers import auth, copy_refund, server_config, start_refund, to_approval
 
 from skillwire.server import ServerSettings, create_app
 
@@ -29,7 +28,7 @@ EXAMPLES = 40
 _HOME = tempfile.TemporaryDirectory(prefix="skillwire-schemathesis-")
 APP = create_app(
     ServerSettings(
-        skill_paths=[EXAMPLES_DIR / "refund_support"],
+        skill_paths=[copy_refund(Path(_HOME.name) / "refund_support")],
         db=Path(_HOME.name) / "jobs.db",
         config=server_config(),
         recover_on_start=False,

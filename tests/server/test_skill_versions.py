@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.server.helpers import auth, decide, start_refund, to_approval
+from tests.server.helpers import auth, copy_refund, decide, start_refund, to_approval
 from typer.testing import CliRunner, Result
 
 from skillwire.cli_app import app as cli_app
@@ -114,7 +114,7 @@ def check_cli_versions(tmp_path: Path, db: list[str | Path]) -> None:
     """Run, resume on v1 after v2, history, diff and pin on the store ``db`` gives
     (``--db FILE``, or nothing: ``$SKILLWIRE_DB``, for PostgreSQL in tests/store)."""
     folder = tmp_path / "refund"
-    shutil.copytree(REFUND, folder)
+    copy_refund(folder, REFUND)
     started = cli("run", folder, "-m", "Please refund 750 for order ORD-12345", *db, "--json")
     job = json.loads(started.stdout)
     assert job["outcome_class"] == "APPROVAL_REQUIRED"

@@ -80,7 +80,11 @@ def test_db_migrate_and_status_on_postgres(pg_dsn: str) -> None:
     assert "nothing to do" in again.output
     status = ok(cli("db", "status", "--db", pg_dsn, "--json"))
     assert (status["kind"], status["state"], status["jobs"]) == ("postgresql", "current", {})
-    assert [m["name"] for m in status["migrations"]] == ["m001_initial", "m002_skill_versions"]
+    assert [m["name"] for m in status["migrations"]] == [
+        "m001_initial",
+        "m002_skill_versions",
+        "m003_claims",
+    ]
 
 
 def test_db_status_never_shows_a_password() -> None:

@@ -29,7 +29,7 @@ from tests.engine.test_recovery import FLOWS, check_record
 
 from skillwire.core.errors import ConflictError
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
-from skillwire.core.store import JobStore
+from skillwire.core.store import Claim, ClaimSnapshot, ClaimStore, JobStore
 from skillwire.engine import JobView, Runtime
 from skillwire.skills import load_skill
 from skillwire.store.postgres import PostgresJobStore
@@ -53,6 +53,8 @@ class Wrapped:
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
         durable: bool = False,
+        claims: Sequence[Claim] = (),
+        released: Sequence[str] = (),
     ) -> JobRecord:
         return await self.inner.save(
             job,
@@ -60,7 +62,13 @@ class Wrapped:
             events=events,
             model_calls=model_calls,
             durable=durable,
+            claims=claims,
+            released=released,
         )
+
+    async def claim_ledger(self, claims: Sequence[Claim]) -> ClaimSnapshot:
+        assert isinstance(self.inner, ClaimStore)
+        return await self.inner.claim_ledger(claims)
 
     async def get(self, job_id: str) -> JobRecord | None:
         return await self.inner.get(job_id)

@@ -5,13 +5,11 @@ poll."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import threading
 from pathlib import Path
 
 from fastapi.testclient import TestClient
-from tests.conftest import EXAMPLES
-from tests.server.helpers import auth, server_config, start_refund
+from tests.server.helpers import auth, copy_refund, server_config, start_refund
 from tests.server.test_api_live import read_until, state_is
 
 from skillwire.engine import Runtime
@@ -23,7 +21,7 @@ from skillwire.tools import Executors
 
 def test_a_save_by_another_process_wakes_the_stream_at_once(pg_dsn: str, tmp_path: Path) -> None:
     skills = tmp_path / "skills"
-    shutil.copytree(EXAMPLES / "refund_support", skills / "refund_support")
+    copy_refund(skills / "refund_support")
     settings = ServerSettings(
         skill_paths=[skills], db=pg_dsn, config=server_config(),
         poll_seconds=120.0, keepalive_seconds=120.0,

@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import EXAMPLES
 from tests.server import test_skill_versions as on_sqlite  # a module: not collected again
-from tests.server.helpers import server_config
+from tests.server.helpers import copy_refund, server_config
 
 from skillwire.server import ServerSettings, create_app
 from skillwire.store.postgres import PostgresJobStore
@@ -19,7 +17,7 @@ from skillwire.store.postgres import PostgresJobStore
 
 def settings_on(pg_dsn: str, tmp_path: Path) -> tuple[ServerSettings, Path]:
     skills = tmp_path / "skills"
-    shutil.copytree(EXAMPLES / "refund_support", skills / "refund_support")
+    copy_refund(skills / "refund_support")
     return ServerSettings(skill_paths=[skills], db=pg_dsn, config=server_config()), skills
 
 

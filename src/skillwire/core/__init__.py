@@ -17,6 +17,7 @@ from skillwire.core.conditions import Condition
 from skillwire.core.errors import (
     BudgetExhausted,
     CallableRefusedError,
+    ClaimConflictError,
     ConditionEvaluationError,
     ConditionSyntaxError,
     ConflictError,
@@ -64,6 +65,7 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ChatResponse",
+    "ClaimConflictError",
     "Condition",
     "ConditionEvaluationError",
     "ConditionSyntaxError",

@@ -54,6 +54,9 @@ a failure a caller is meant to see::
     └── ControlFlowSignal
         ├── VersionConflict        the job changed since it was read: re-read, or drop a
         │                          duplicate resume
+        ├── ClaimConflictError     a save's cross-job claim is taken (another job holds
+        │                          the once_per value, or the rate limit is reached):
+        │                          nothing was saved, the call is refused, not run
         ├── BudgetExhausted        a job ran out of iterations or model calls: it ends
         │                          ENGINE_BUDGET_EXHAUSTED
         ├── ParseFailure           a planner reply is not a usable proposal: ask again
@@ -83,6 +86,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BudgetExhausted",
     "CallableRefusedError",
+    "ClaimConflictError",
     "ConditionEvaluationError",
     "ConditionSyntaxError",
     "ConflictError",
@@ -416,6 +420,22 @@ class VersionConflict(ControlFlowSignal):
         self.job_id = job_id
         self.expected = expected
         self.actual = actual
+
+
+class ClaimConflictError(ControlFlowSignal):
+    """A save's cross-job claim could not be taken: another job holds a ``once_per``
+    value, or a rate limit's window is full. Raised by the store before it writes
+    anything, so the job is as it was read; the engine refuses the call instead of
+    running it."""
+
+    def __init__(self, job_id: str, key: str, limit: int, held: int, holders: list[str]) -> None:
+        who = f" (held by job {', '.join(holders)})" if holders else ""
+        super().__init__(f"job {job_id}: claim {key!r} refused: {held} of {limit} taken{who}")
+        self.job_id = job_id
+        self.key = key
+        self.limit = limit
+        self.held = held
+        self.holders = holders
 
 
 class BudgetExhausted(ControlFlowSignal):

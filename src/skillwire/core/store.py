@@ -6,12 +6,21 @@ PostgreSQL (``skillwire.store.postgres.PostgresJobStore``) and in memory, for te
 must pass. A save is one transaction:
 the job's new row, its new events and model calls, all or nothing, and only if the
 stored version is the one the caller read (optimistic concurrency).
+
+Cross-job claims (``once_per`` and ``rate_limit`` of a tool's policy) are kept by the
+store too: a save may take :class:`Claim` values, in the same transaction as the job's
+row, and the store refuses the whole save with
+:class:`~skillwire.core.errors.ClaimConflictError` when a claim's limit is reached, so
+two jobs racing for the same order id cannot both pass. The gate reads the claims
+through :class:`ClaimLedger` (a snapshot the engine takes with
+:meth:`ClaimStore.claim_ledger`), never through a store.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import json
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -20,10 +29,19 @@ from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, Out
 
 __all__ = [
     "PREFIX_CANDIDATES",
+    "Claim",
+    "ClaimCount",
+    "ClaimLedger",
+    "ClaimSnapshot",
+    "ClaimStore",
     "JobStore",
     "SkillVersion",
     "SkillVersionStore",
     "after_prefix",
+    "checked_claims",
+    "claim_key",
+    "claim_parts",
+    "count_claims",
     "job_filters",
     "resolve_job_id",
 ]
@@ -47,9 +65,18 @@ class JobStore(Protocol):
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
         durable: bool = False,
+        claims: Sequence[Claim] = (),
+        released: Sequence[str] = (),
     ) -> JobRecord:
         """Store ``job`` as version ``expected_version + 1`` with its new events and
         model calls in one transaction. Raises :class:`VersionConflict` otherwise.
+
+        ``claims`` are taken in the same transaction: when one's limit is reached
+        (:meth:`Claim.refused_by`) nothing is saved and
+        :class:`~skillwire.core.errors.ClaimConflictError` is raised. A claim the job
+        already holds for the same call is kept, not taken twice. ``released`` are the
+        calls (their idempotency keys) of this job whose claims are given back: a run
+        that failed.
 
         ``durable``: return only once the save would survive a power loss (an OS
         crash included). The engine asks it for the save before a tool that is not
@@ -93,6 +120,153 @@ class JobStore(Protocol):
     async def close(self) -> None:
         """Release connections."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One use of a cross-job limit that a tool call takes when it starts: at most
+    :attr:`limit` claims on :attr:`key`, over every job of the store, made in the
+    :attr:`window` seconds before :attr:`at` (``None``: ever).
+
+    ``once_per: args.order_id`` is a claim of limit 1 and no window on a key naming the
+    skill, the tool and the order id; ``rate_limit: {max: 3, per: 1h, scope: user}`` one
+    of limit 3 and a window of 3600 s on a key naming the skill, the tool and the user.
+    """
+
+    key: str
+    """What is counted (:func:`claim_key` of the skill, tool, rule and value)."""
+    limit: int
+    """At most this many claims on the key (within the window)."""
+    window: float | None
+    """The window in seconds before :attr:`at`; None counts every claim ever made."""
+    at: float
+    """When the claim is made (POSIX seconds, the job's clock)."""
+    call: str = ""
+    """The call taking it (its idempotency key), set when the call starts: the claim is
+    given back by that key when the call fails."""
+
+    @property
+    def since(self) -> float | None:
+        """Claims made after this time count (None: all)."""
+        return None if self.window is None else self.at - self.window
+
+    def counts(self, made_at: float) -> bool:
+        """Whether a claim on the same key made at ``made_at`` counts against this one."""
+        since = self.since
+        return since is None or made_at > since
+
+    def refused_by(self, held: int) -> bool:
+        """Whether ``held`` claims on the key (in the window) leave no room for this one."""
+        return held >= self.limit
+
+
+def claim_key(*parts: str) -> str:
+    """A claim key from its parts (skill, tool, rule, value), unambiguous whatever the
+    parts hold: each part is JSON text, joined by ``/``."""
+    return "/".join(json.dumps(part, ensure_ascii=False) for part in parts)
+
+
+def claim_parts(key: str) -> list[str]:
+    """The parts :func:`claim_key` joined (an empty list for a key it did not make)."""
+    decoder, parts, at = json.JSONDecoder(), [], 0
+    try:
+        while at < len(key):
+            part, at = decoder.raw_decode(key, at)
+            parts.append(str(part))
+            if at < len(key) and key[at] != "/":
+                return []
+            at += 1
+    except ValueError:
+        return []
+    return parts
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimCount:
+    """How many claims on a key count now, and (some of) the jobs holding them."""
+
+    key: str
+    held: int
+    holders: tuple[str, ...] = ()
+    """The ids of at most three jobs holding a claim on the key (for messages)."""
+
+
+class ClaimLedger(Protocol):
+    """What the gate reads about claims across jobs (synchronously: a snapshot)."""
+
+    def held(self, claim: Claim) -> ClaimCount | None:
+        """The claims on ``claim.key`` that count against it; None when this ledger
+        was not asked about that key (the gate then fails closed)."""
+        ...
+
+
+@dataclass(frozen=True)
+class ClaimSnapshot:
+    """A :class:`ClaimLedger` holding the counts a store read for some claims."""
+
+    counts: Mapping[str, ClaimCount] = field(default_factory=dict)
+
+    def held(self, claim: Claim) -> ClaimCount | None:
+        """The count read for ``claim.key``, or None."""
+        return self.counts.get(claim.key)
+
+
+@runtime_checkable
+class ClaimStore(Protocol):
+    """A job store that keeps cross-job claims (every store skillwire ships does).
+    A skill with ``once_per`` or ``rate_limit`` needs one: the gate fails closed
+    without it."""
+
+    async def claim_ledger(self, claims: Sequence[Claim]) -> ClaimSnapshot:
+        """How many claims count now against each of ``claims`` (each in its own
+        window), read in one go. A claim held by the same call (``claim.call``) is
+        not counted against it."""
+        ...
+
+
+def count_claims(
+    claim: Claim, held: Iterable[tuple[str, str, float]], *, limit_holders: int = 3
+) -> ClaimCount:
+    """The :class:`ClaimCount` of ``claim`` from the claims stored on its key, each
+    ``(job_id, call, made_at)``: those made in its window, but not the claim's own call
+    (a call started again after a crash keeps the claim it has)."""
+    jobs: list[str] = []
+    held_now = 0
+    for job_id, call, made_at in held:
+        if claim.call and call == claim.call:
+            continue
+        if claim.counts(made_at):
+            held_now += 1
+            if job_id not in jobs and len(jobs) < limit_holders:
+                jobs.append(job_id)
+    return ClaimCount(claim.key, held_now, tuple(jobs))
+
+
+def checked_claims(
+    job_id: str, claims: Sequence[Claim], released: Sequence[str], mend: Callable[[str], str]
+) -> tuple[list[Claim], list[str]]:
+    """The claims and released calls of a save, their text mended as the store keeps
+    text; :class:`UsageError` for a claim no store could keep (no key or call, a limit
+    below 0, a time or window that is not a finite number)."""
+    kept: list[Claim] = []
+    for claim in claims:
+        window_ok = claim.window is None or (
+            isinstance(claim.window, int | float) and 0 <= claim.window < float("inf")
+        )
+        if (
+            not claim.key
+            or not claim.call
+            or type(claim.limit) is not int
+            or claim.limit < 0
+            or not isinstance(claim.at, int | float)
+            or not -1e12 < claim.at < 1e12
+            or not window_ok
+        ):
+            raise UsageError(f"job {job_id}: a claim no store can keep: {claim!r}")
+        kept.append(
+            Claim(mend(claim.key), claim.limit, claim.window, float(claim.at), mend(claim.call))
+        )
+    return kept, [mend(call) for call in released]
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ resume without asking the planner again; a paused job spends nothing.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -20,9 +21,11 @@ from skillwire.core.executor import ExecutorRegistry
 from skillwire.core.job import EventKind, JobStatus, OutcomeClass
 from skillwire.core.plainjson import plain_dumps
 from skillwire.core.proposal import DoNothing, FinalAnswer, Proposal, ToolProposal
+from skillwire.core.store import Claim
 from skillwire.core.tracing import end_gate, end_tool, gate_span, tool_span
 from skillwire.engine.adapter import ModelAdapter, model_tool_name, parse_json_object, readable
 from skillwire.engine.compiled import CompiledSkill
+from skillwire.engine.crossjob import claim_ledger, limited_across_jobs, take_claims
 from skillwire.engine.finalization import FinalizationGate, ReplyPolisher
 from skillwire.engine.intent_stage import add_intents, detect_intents
 from skillwire.engine.outage import fail_on_model_error, pause_for_outage
@@ -198,6 +201,8 @@ class Pipeline:
         if proposal is not state.pending:
             state.pending_grants = []
         span = gate_span(proposal.tool)  # None unless tracing is on
+        clock = datetime.now(UTC)
+        ledger = await claim_ledger(run, proposal, clock)
         decision = run.gate.check(
             proposal.tool,
             proposal.args,
@@ -211,7 +216,9 @@ class Pipeline:
             stated_args=proposal.stated_args,
             correlation_ids=state.pending_grants,
             user_texts=(state.message,),
-            now=datetime.now(UTC),
+            now=clock,
+            ledger=ledger,
+            user=run.record.owner,
         )
         reason_code = _record_decision(run, decision)
         end_gate(span, decision.kind, reason_code, len(decision.reasons))
@@ -272,7 +279,15 @@ class Pipeline:
         assert tool is not None  # the gate allowed it, so it exists
         key = f"{run.id}:{len(run.state.history)}"
         approved = bool(decision.grants)
-        await self.run_tool(run, tool.name, decision.args, key, proposal.call_id, approved=approved)
+        await self.run_tool(
+            run,
+            tool.name,
+            decision.args,
+            key,
+            proposal.call_id,
+            approved=approved,
+            claims=decision.claims,
+        )
 
     async def run_tool(
         self,
@@ -283,8 +298,14 @@ class Pipeline:
         call_id: str,
         *,
         approved: bool = False,
+        claims: Sequence[Claim] = (),
     ) -> None:
         """Execute an allowed call and record its outcome (also used by recovery).
+
+        ``claims`` (the call's limits across jobs) are taken by the save that marks it
+        in flight; when the store refuses them (another job took the last one since the
+        gate read the ledger) the call does not run: the refusal is recorded as the
+        gate's block. A run that fails gives its claims back; a crash keeps them.
 
         A tool that is not idempotent runs only after the job is saved with the call
         marked in flight, and the job is saved again right after it: a crash in between
@@ -298,7 +319,11 @@ class Pipeline:
         assert tool is not None
         state.in_flight = InFlightCall(tool.name, args, key, call_id)
         run.event(EventKind.TOOL_STARTED, tool.name, tool=tool.name, args=args, idempotency_key=key)
-        if tool.idempotent and not approved:
+        if claims:
+            taken = [replace(c, call=key) for c in claims]
+            if not await take_claims(run, tool.name, args, call_id, taken, _record_decision):
+                return
+        elif tool.idempotent and not approved:
             await run.claim()
         else:  # durable before a tool that may not run twice: see engine.run
             await run.persist(durable=not tool.idempotent)
@@ -332,7 +357,9 @@ class Pipeline:
         else:
             run.event(EventKind.TOOL_FAILED, outcome.error, tool=tool.name)
             run.answer(call_id, f"ERROR: {outcome.error}")
-        if not tool.idempotent:
+        if not outcome.ok and limited_across_jobs(tool):
+            await run.persist(released=[key])  # a failed run gives its claims back
+        elif not tool.idempotent:
             await run.persist()
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -44,7 +45,7 @@ from skillwire.core.job import (
     OutcomeClass,
     Waiting,
 )
-from skillwire.core.store import JobStore
+from skillwire.core.store import Claim, JobStore
 from skillwire.core.tracing import chat_span, end_chat
 from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.prompts import request_chars
@@ -166,21 +167,35 @@ class JobRun:
         else:
             self.state.add_message(ChatMessage("user", content))
 
-    async def persist(self, *, durable: bool = False) -> None:
+    async def persist(
+        self,
+        *,
+        durable: bool = False,
+        claims: Sequence[Claim] = (),
+        released: Sequence[str] = (),
+    ) -> None:
         """Save the record, new events and model calls as one versioned write.
 
         The save is ``durable`` (it survives a power loss where the store's level
-        allows: docs/engine.md) when asked, and always for a pause."""
+        allows: docs/engine.md) when asked, and always for a pause. ``claims`` and
+        ``released`` go to the store's save (cross-job limits, :mod:`skillwire.core.store`),
+        only when given: a store without claims is never asked to keep one."""
         self.record.state = self.state.to_dict()
         self.record.state_version = JOB_STATE_VERSION
         self.record.updated_at = now()
         self.saving = True  # left True when the save fails: the runtime reads it
+        extra: dict[str, Any] = {}
+        if claims:
+            extra["claims"] = claims
+        if released:
+            extra["released"] = released
         saved = await self.store.save(
             self.record,
             expected_version=self.record.version,
             events=self.new_events,
             model_calls=self.new_calls,
             durable=durable or self.record.status is JobStatus.PAUSED,
+            **extra,
         )
         self.saving = False
         self.record = saved

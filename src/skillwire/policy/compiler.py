@@ -26,6 +26,7 @@ from skillwire.core.conditions import Condition
 from skillwire.core.errors import ConditionSyntaxError
 from skillwire.core.issues import Severity, SkillIssue
 from skillwire.core.location import FieldPath, SourceLocation, format_path
+from skillwire.policy.crossjob import cross_job_rules
 from skillwire.policy.decisions import ReasonCode
 from skillwire.policy.planner_budget import fit_planner_budget
 from skillwire.policy.provenance_check import provenance_findings
@@ -344,6 +345,7 @@ def _tool_rules(b: _Builder, tool: Tool, path: FieldPath) -> None:
             ReasonCode.ONCE_ONLY,
             per=per,
         )
+    b.policy.rules.extend(cross_job_rules(tool, path, b.where))
     if tool.permanent:
         per = pol.once_only.per if isinstance(pol.once_only, OnceOnly) else None
         b.add(

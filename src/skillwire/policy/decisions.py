@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from skillwire.core.location import SourceLocation
+from skillwire.core.store import Claim
 from skillwire.policy.call import ApprovalGrant
 
 __all__ = [
@@ -44,6 +45,8 @@ class ReasonCode(StrEnum):
     ONCE_ONLY = "ONCE_ONLY"
     PERMANENT_EFFECT = "PERMANENT_EFFECT"
     MAX_CALLS = "MAX_CALLS"
+    ONCE_PER = "ONCE_PER"
+    RATE_LIMITED = "RATE_LIMITED"
     EFFECT_NOT_ALLOWED = "EFFECT_NOT_ALLOWED"
     INCONSISTENT_PROPOSAL = "INCONSISTENT_PROPOSAL"
     ARGUMENT_INVALID = "ARGUMENT_INVALID"
@@ -77,12 +80,16 @@ class Reason:
 class Allow:
     """The call may run now. ``grants`` are the approvals it relies on (as the gate
     read them; ``correlation_id`` tells them apart): each allows one execution, so the
-    caller marks them consumed when the call starts."""
+    caller marks them consumed when the call starts. ``claims`` are the cross-job
+    claims (``once_per``, ``rate_limit``) the call takes: the caller saves them with the
+    save that marks the call started, which the store refuses whole when another job
+    took the last one meanwhile (docs/gate.md, "Limits across jobs")."""
 
     tool: str
     args: dict[str, Any]
     reasons: tuple[Reason, ...] = ()
     grants: tuple[ApprovalGrant, ...] = ()
+    claims: tuple[Claim, ...] = ()
     kind: str = field(default="allow", init=False)
 
     @property

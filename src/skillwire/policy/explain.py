@@ -35,7 +35,9 @@ def explain_skill(skill: Skill, base: BasePolicy | None = None) -> dict[str, Any
                 "text": rule.text,
                 "kind": str(rule.kind),
                 "tools": list(rule.tools) or ["(every tool)"],
-                "expression": rule.condition.expression if rule.condition else None,
+                "expression": rule.condition.expression
+                if rule.condition
+                else (rule.per if rule.kind is RuleKind.ONCE_PER else None),
                 "approver": rule.approver,
                 "same": list(rule.fields) if rule.kind is RuleKind.WORKFLOW_ORDER else [],
                 "code": str(rule.code),

@@ -25,10 +25,12 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from skillwire.core.errors import SkillError
+from skillwire.core.store import Claim, ClaimLedger
 from skillwire.policy.access import AccessPolicy, BasePolicy, merge_access
 from skillwire.policy.base_rules import UNTRUSTED_ARGUMENTS, base_rules
 from skillwire.policy.call import ApprovalGrant, GateCall, ToolRun
 from skillwire.policy.compiler import access_location, approver_errors, compile_policy
+from skillwire.policy.crossjob import CrossJobLimits
 from skillwire.policy.decisions import (
     Allow,
     Block,
@@ -124,6 +126,8 @@ class Gate:
         }
         self._untrusted = frozenset(t.name for t in skill.tools if t.untrusted)
         self._trusted = frozenset(t.name for t in skill.tools if not t.untrusted)
+        self.cross_job = CrossJobLimits(skill.id, policy.rules)
+        """The skill's limits across jobs (``once_per``, ``rate_limit``)."""
 
     @classmethod
     def for_skill(
@@ -196,6 +200,8 @@ class Gate:
         correlation_ids: Sequence[str] | None = None,
         user_texts: Sequence[str] = (),
         now: datetime.datetime | None = None,
+        ledger: ClaimLedger | None = None,
+        user: str | None = None,
     ) -> Decision:
         """Decide about one proposed call. Never raises for a bad proposal.
 
@@ -221,6 +227,12 @@ class Gate:
         read (docs/conditions.md, "Where values came from"). ``now`` is the job's clock
         (a timezone-aware datetime), which conditions and facts read as ``now``.
 
+        ``ledger`` answers how many claims other jobs hold on the tool's limits across
+        jobs (``once_per``, ``rate_limit``: read it for the keys :meth:`claims` names);
+        ``user`` is the job's owner, whom ``rate_limit`` with ``scope: user`` counts.
+        Without a ledger a call of a tool with such a rule is blocked (fail closed); an
+        :class:`Allow` lists the claims the call takes (see docs/gate.md).
+
         Raises :class:`~skillwire.policy.gate_input.GateInputError` when what the caller
         keeps about the job (``context``, ``entities``, ``history``, ``inputs``,
         ``approvals``, ``intent``, ``intents``, ``correlation_ids``, ``user_texts``) is
@@ -237,6 +249,8 @@ class Gate:
         said = checked_texts(user_texts)
         if now is not None and (type(now) is not datetime.datetime or now.tzinfo is None):
             raise GateInputError("now", f"expected a timezone-aware datetime, got {shown(now)}")
+        if user is not None and type(user) is not str:
+            raise GateInputError("user", f"expected text, got {shown(user)}")
         if not isinstance(args, Mapping) and args is not None:
             plain_state(context, entities, inputs, _EMPTY)
             return _invalid(tool, {}, f"arguments must be an object, got {type(args).__name__}")
@@ -285,7 +299,12 @@ class Gate:
             found = Findings()
             for validator in self.validators:
                 validator.check(call, facts, found)
+            claims: tuple[Claim, ...] = ()
+            if self.cross_job.applies(facts.name):
+                claims = self.cross_job.check(call, facts, found, ledger, user)
             decision = _decide(call, facts, found)
+            if claims and isinstance(decision, Allow):
+                decision = dataclasses.replace(decision, claims=claims)
             if call.fact_values is not None:
                 decision = self._with_facts(decision, call.fact_values)
             return decision
@@ -301,6 +320,28 @@ class Gate:
                     ),
                 ),
             )
+
+    def claims(
+        self,
+        tool: str,
+        args: Mapping[str, Any] | None,
+        *,
+        context: Mapping[str, Any] | None = None,
+        entities: Mapping[str, Any] | None = None,
+        inputs: Mapping[str, Any] | None = None,
+        user: str | None = None,
+        now: datetime.datetime | None = None,
+    ) -> tuple[Claim, ...]:
+        """The cross-job claims a call of ``tool`` with ``args`` would take: what the
+        caller reads from its store into the ``ledger`` it gives :meth:`check`. Empty
+        for a tool without such rules and for a call whose keys cannot be told (which
+        :meth:`check` then blocks or asks about)."""
+        facts = self.facts(tool) if type(tool) is str else None
+        if facts is None or not self.cross_job.applies(facts.name):
+            return ()
+        return self.cross_job.claims_for(
+            facts, args, context=context, entities=entities, inputs=inputs, user=user, now=now
+        )
 
     def _with_facts(self, decision: Decision, values: Mapping[str, Any]) -> Decision:
         """The decision with each reason from a rule that reads facts followed by the

@@ -50,6 +50,10 @@ class RuleKind(StrEnum):
     PERMANENT = "permanent"
     MAX_CALLS = "max_calls"
     EFFECT = "effect"
+    ONCE_PER = "once_per"
+    """At most once per value of an expression across every job of the skill."""
+    RATE_LIMIT = "rate_limit"
+    """At most ``limit`` runs per ``window`` seconds across jobs, per user or in all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +85,9 @@ class CompiledRule:
     shows_origin: bool = False
     """An approval whose reason names the untrusted arguments and where each was found
     (the base policy's ``untrusted_writes``)."""
+    window: int | None = None
+    """A ``rate_limit``'s window in seconds (its ``per`` is the scope, ``user`` or
+    ``skill``; a ``once_per`` rule's ``per`` is its key expression)."""
 
     def applies_to(self, tool: str) -> bool:
         """Whether the rule's scope includes ``tool`` (empty scope: every tool)."""

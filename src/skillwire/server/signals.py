@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass
-from skillwire.core.store import JobStore
+from skillwire.core.store import Claim, ClaimSnapshot, ClaimStore, JobStore
 
 __all__ = ["JobSignals", "Listener", "SignallingStore", "creation_watch"]
 
@@ -141,6 +141,8 @@ class SignallingStore:
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
         durable: bool = False,
+        claims: Sequence[Claim] = (),
+        released: Sequence[str] = (),
     ) -> JobRecord:
         """Save, then signal."""
         stored = await self.inner.save(
@@ -149,9 +151,18 @@ class SignallingStore:
             events=events,
             model_calls=model_calls,
             durable=durable,
+            claims=claims,
+            released=released,
         )
         self.signals.notify(stored.id)
         return stored
+
+    async def claim_ledger(self, claims: Sequence[Claim]) -> ClaimSnapshot:
+        """The claims held, as the wrapped store reads them (fail closed without)."""
+        inner = self.inner
+        if not isinstance(inner, ClaimStore):
+            return ClaimSnapshot()
+        return await inner.claim_ledger(claims)
 
     async def get(self, job_id: str) -> JobRecord | None:
         """The job, or None."""

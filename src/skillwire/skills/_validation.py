@@ -56,7 +56,6 @@ NOT_ENFORCED: dict[str, str] = {
     "context_propagation": "context propagation is read, not enforced",
     "handoff_when": "hand-off conditions are read, not enforced",
     "access": "policy.access (required roles) is read, not enforced",
-    "rate_limit": "rate_limit is read, not enforced: use policy.max_calls",
     "security": "security labels are read, not enforced",
     "on_deviation": (
         "on_deviation is read, not enforced: required workflows block out-of-order tools"

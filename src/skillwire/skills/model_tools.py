@@ -10,12 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr, ValidationError
+from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from skillwire.conditions import ConditionSyntaxError, compile_expression
 from skillwire.skills._base import SkillPart
 from skillwire.skills.model_fields import FieldSpec
 
 __all__ = [
+    "ONCE_PER_NAMES",
     "ApprovalMode",
     "Executor",
     "HttpRequestExecutor",
@@ -23,6 +25,7 @@ __all__ = [
     "OnceOnly",
     "PolicyCondition",
     "PythonExecutor",
+    "RateLimit",
     "SelectionHints",
     "SelfApproval",
     "ShellCommandExecutor",
@@ -102,6 +105,91 @@ class OnceOnly(SkillPart):
     """The argument whose value keys the limit (e.g. ``order_id``); none means once per job."""
 
 
+ONCE_PER_NAMES = frozenset({"args", "context", "inputs", "entities"})
+"""What a ``once_per`` expression may read: the call's arguments, the operator's
+context, the user's answers and the job's entities (values fixed for the call)."""
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_SHORTHANDS = {"per_second": 1, "per_minute": 60, "per_hour": 3600, "per_day": 86400}
+_MAX_WINDOW = 366 * 86400
+
+
+def window_seconds(value: object) -> int:
+    """The seconds of a ``rate_limit.per`` window: a whole number of seconds, or a
+    number followed by ``s``, ``m``, ``h`` or ``d`` (``90s``, ``15m``, ``1h``, ``1d``),
+    between one second and 366 days. Raises ValueError otherwise."""
+    if type(value) is int:
+        seconds = value
+    elif isinstance(value, str) and value[:-1].isdigit() and value[:-1].isascii():
+        unit = _UNITS.get(value[-1])
+        if unit is None:
+            raise ValueError(f"unknown unit in {value!r}: use s, m, h or d (e.g. 1h)")
+        seconds = int(value[:-1]) * unit
+    else:
+        raise ValueError(
+            f"a window is seconds or a number with s, m, h or d (e.g. 1h), not {value!r}"
+        )
+    if not 1 <= seconds <= _MAX_WINDOW:
+        raise ValueError(f"a window must be between 1s and 366d, not {value!r}")
+    return seconds
+
+
+class RateLimit(SkillPart):
+    """At most ``max`` runs of the tool per ``per`` window, counted across every job of
+    the skill, per user (``scope: user``, the job's owner) or for all users together
+    (``scope: skill``). Authoring tools' ``{per_minute: 5}`` (also ``per_second``,
+    ``per_hour``, ``per_day``) is ``{max: 5, per: 1m}``. Enforced by the gate and the
+    job store (docs/gate.md, "Limits across jobs")."""
+
+    max: int | None = Field(default=None, ge=1, strict=True)
+    """How many runs the window allows."""
+    per: int | str | None = None
+    """The window: seconds, or a number with ``s``, ``m``, ``h`` or ``d`` (``1h``)."""
+    scope: Literal["user", "skill"] = "user"
+    """``user``: each job owner has their own count; ``skill``: one count for everyone."""
+    per_second: int | None = Field(default=None, ge=1, strict=True)
+    """Shorthand: at most this many runs per second."""
+    per_minute: int | None = Field(default=None, ge=1, strict=True)
+    """Shorthand: at most this many runs per minute."""
+    per_hour: int | None = Field(default=None, ge=1, strict=True)
+    """Shorthand: at most this many runs per hour."""
+    per_day: int | None = Field(default=None, ge=1, strict=True)
+    """Shorthand: at most this many runs per day."""
+
+    @field_validator("per")
+    @classmethod
+    def _window(cls, value: int | str | None) -> int | str | None:
+        if value is not None:
+            window_seconds(value)
+        return value
+
+    @model_validator(mode="after")
+    def _one_spelling(self) -> RateLimit:
+        shorthands = [name for name in _SHORTHANDS if getattr(self, name) is not None]
+        if shorthands and (self.max is not None or self.per is not None):
+            raise ValueError(f"give either max and per, or {shorthands[0]}, not both")
+        if len(shorthands) > 1:
+            raise ValueError(f"give one of {', '.join(shorthands)}, not several")
+        if not shorthands and (self.max is None or self.per is None):
+            raise ValueError("a rate limit needs max and per (e.g. {max: 3, per: 1h})")
+        return self
+
+    def limit(self) -> int:
+        """Runs allowed per window."""
+        for name in _SHORTHANDS:
+            count = getattr(self, name)
+            if count is not None:
+                return int(count)
+        return int(self.max or 0)
+
+    def window(self) -> int:
+        """The window in seconds."""
+        for name, seconds in _SHORTHANDS.items():
+            if getattr(self, name) is not None:
+                return seconds
+        return window_seconds(self.per)
+
+
 class ToolPolicy(SkillPart):
     """Mechanical rules the pre-tool gate applies to one tool."""
 
@@ -122,10 +210,27 @@ class ToolPolicy(SkillPart):
     else. A condition's own ``self_approval`` wins over this one."""
     once_only: bool | OnceOnly = False
     """The tool may run once per job (true) or once per value of ``once_only.per``."""
-    rate_limit: Any = None
-    """A rate limit as authoring tools write it; reported, not enforced (use ``max_calls``)."""
+    once_per: str | None = Field(default=None, min_length=1)
+    """An expression (``args.order_id``): the tool runs at most once per value of it
+    across every job of the skill (a value is compared with surrounding white space
+    removed, case kept). A run that failed does not count; a call that was in flight
+    when a process crashed does. Reads ``args``, ``context``, ``inputs``, ``entities``."""
+    rate_limit: RateLimit | None = None
+    """At most ``max`` runs per ``per`` window across the skill's jobs, per user or for
+    everyone (``{max: 3, per: 1h, scope: user}``; ``{per_minute: 5}``)."""
     max_calls: int | None = Field(default=None, ge=0)
     """At most this many executions of the tool in one job."""
+
+    @field_validator("once_per")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                compile_expression(value, known_names=ONCE_PER_NAMES)
+            except ConditionSyntaxError as exc:
+                hint = f" ({exc.hint})" if exc.hint else ""
+                raise ValueError(f"once_per does not compile: {exc.message}{hint}") from None
+        return value
 
 
 class ToolSecurity(SkillPart):

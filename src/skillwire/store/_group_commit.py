@@ -11,8 +11,9 @@ changes anything, or is undone alone.**
   its seqs in order): such a mistake fails its caller before the batch. In the batch, a
   write raises :class:`VersionConflict` or :class:`UsageError` only from the statement
   that would first change the database (the ``UPDATE`` of the job's row that checks its
-  version and seqs, the ``INSERT`` of a job that exists), so it has changed nothing and
-  needs no savepoint: it raises to its own caller, and the others land.
+  version and seqs, the ``INSERT`` of a job that exists), and
+  :class:`ClaimConflictError` only from the reads before it, so it has changed nothing
+  and needs no savepoint: it raises to its own caller, and the others land.
 * Alone: a write that fails of its own making in the batch (:data:`OWN_FAULTS`: a value
   SQLite cannot take, a text past its length limit), perhaps after its first statement
   changed the job's row, rolls the transaction back, and the batch is written again
@@ -41,7 +42,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from skillwire.core.errors import UsageError, VersionConflict
+from skillwire.core.errors import ClaimConflictError, UsageError, VersionConflict
 from skillwire.store._connection import SharedConnection, is_busy
 
 __all__ = ["OWN_FAULTS", "GroupCommit", "sync_file"]
@@ -274,7 +275,7 @@ def _write_together(
                 continue
             try:
                 fn(db, *args)
-            except (VersionConflict, UsageError) as exc:  # refused: nothing changed
+            except (VersionConflict, UsageError, ClaimConflictError) as exc:  # refused: unchanged
                 outcomes[index] = exc
             except OWN_FAULTS as exc:  # it may have changed something: undo it alone
                 outcomes[index] = exc

@@ -230,6 +230,30 @@ def m006_skill_versions(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m007_claims(db: sqlite3.Connection) -> None:
+    """Cross-job claims (a tool policy's ``once_per`` and ``rate_limit``): one row per
+    call that took a claim on a key, kept until the call fails (a crash keeps it).
+
+    ``made_at`` is POSIX seconds; ``once`` marks a claim of limit 1 with no window,
+    which the unique index ``claims_once`` holds to one row per key whatever a save
+    checked first. The job's own table and state are unchanged."""
+    for statement in (
+        """CREATE TABLE claims (
+            key TEXT NOT NULL,
+            job_id TEXT NOT NULL,
+            call TEXT NOT NULL,
+            made_at REAL NOT NULL,
+            once INTEGER NOT NULL,
+            PRIMARY KEY (key, call)
+        )""",
+        "CREATE UNIQUE INDEX claims_once ON claims (key) WHERE once = 1",
+        "CREATE INDEX claims_by_time ON claims (key, made_at)",
+        "CREATE INDEX claims_by_job ON claims (job_id, call)",
+    ):
+        db.execute(statement)
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes: the number of migrations."""
 

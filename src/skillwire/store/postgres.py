@@ -52,8 +52,16 @@ from skillwire.core.job import (
     ModelCallRecord,
     OutcomeClass,
 )
-from skillwire.core.store import SkillVersion, after_prefix, job_filters
-from skillwire.store import _pg_skill_versions
+from skillwire.core.store import (
+    Claim,
+    ClaimCount,
+    ClaimSnapshot,
+    SkillVersion,
+    after_prefix,
+    checked_claims,
+    job_filters,
+)
+from skillwire.store import _pg_claims, _pg_skill_versions
 from skillwire.store._rows import (
     WriteValues,
     call_from,
@@ -182,21 +190,40 @@ class PostgresJobStore:
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
         durable: bool = False,
+        claims: Sequence[Claim] = (),
+        released: Sequence[str] = (),
     ) -> JobRecord:
         """Store ``job`` as version ``expected_version + 1`` with its new events and model
-        calls, all or nothing. Raises :class:`VersionConflict` if the stored version is
-        not ``expected_version``, :class:`UsageError` if a seq is already stored.
+        calls, all or nothing, taking ``claims`` and giving back the ``released`` calls'
+        claims in the same transaction. Raises :class:`ClaimConflictError` when a
+        claim's limit is reached (each key's count is taken under
+        ``pg_advisory_xact_lock`` of the key, so concurrent saves count one after the
+        other), :class:`VersionConflict` if the stored version is not
+        ``expected_version``, :class:`UsageError` if a seq is already stored.
 
         Every commit here is durable (the server's ``synchronous_commit``, on by
         default, waits for its WAL to be flushed), so ``durable`` asks nothing more."""
         values = _pg_values(write_values(job, expected_version + 1, events, model_calls))
+        taken, given_back = checked_claims(values["id"], claims, released, _key)
         async with self._connection() as conn:
+            await _pg_claims.check_claims(conn, values["id"], taken)
             saved = await conn.execute(_UPDATE_JOB, values)
             if saved.rowcount == 0:
                 await _refuse(conn, values)
+            await _pg_claims.keep_claims(conn, values["id"], taken, given_back)
             if values["data"] is not None:
                 await conn.execute(_APPEND, values)
         return with_version(job, expected_version + 1)
+
+    async def claim_ledger(self, claims: Sequence[Claim]) -> ClaimSnapshot:
+        """How many claims count now against each of ``claims`` (see
+        :class:`~skillwire.core.store.ClaimStore`)."""
+        counts: dict[str, ClaimCount] = {}
+        async with self._connection() as conn:
+            for claim in claims:
+                found = await _pg_claims.count(conn, replace(claim, key=_key(claim.key)))
+                counts[claim.key] = replace(found, key=claim.key)
+        return ClaimSnapshot(counts)
 
     async def get(self, job_id: str) -> JobRecord | None:
         """The job, or None. Raises :class:`JobStateTooNewError` for a newer state."""

@@ -116,6 +116,28 @@ def m002_skill_versions(db: psycopg.Connection[tuple[object, ...]]) -> None:
         db.execute(statement)
 
 
+@_migration
+def m003_claims(db: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Cross-job claims, as the SQLite store's ``m007_claims``: one row per call that
+    took a claim on a key; ``claims_once`` holds a ``once_per`` key to one row, and a
+    save takes ``pg_advisory_xact_lock`` on each key it claims before counting, so two
+    transactions never both find room for the last claim."""
+    for statement in (
+        """CREATE TABLE claims (
+            key text COLLATE "C" NOT NULL,
+            job_id text COLLATE "C" NOT NULL,
+            call text COLLATE "C" NOT NULL,
+            made_at double precision NOT NULL,
+            once boolean NOT NULL,
+            PRIMARY KEY (key, call)
+        )""",
+        "CREATE UNIQUE INDEX claims_once ON claims (key) WHERE once",
+        "CREATE INDEX claims_by_time ON claims (key, made_at)",
+        "CREATE INDEX claims_by_job ON claims (job_id, call)",
+    ):
+        db.execute(statement)
+
+
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)
 """The schema version this code writes: the number of migrations."""
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -48,8 +49,15 @@ from skillwire.core.job import (
     ModelCallRecord,
     OutcomeClass,
 )
-from skillwire.core.store import SkillVersion, after_prefix, job_filters
-from skillwire.store import _skill_versions
+from skillwire.core.store import (
+    Claim,
+    ClaimSnapshot,
+    SkillVersion,
+    after_prefix,
+    checked_claims,
+    job_filters,
+)
+from skillwire.store import _claims, _skill_versions
 from skillwire.store._group_commit import GroupCommit
 from skillwire.store._rows import (
     JOB_COLUMNS,
@@ -177,18 +185,27 @@ class SQLiteJobStore(GroupCommit):
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
         durable: bool = False,
+        claims: Sequence[Claim] = (),
+        released: Sequence[str] = (),
     ) -> JobRecord:
         """Store ``job`` as version ``expected_version + 1`` with its new events and model
         calls, all or nothing (group-committed: see :mod:`~skillwire.store._group_commit`);
         returns a copy of ``job`` with the new version. With ``durable``, it returns only
-        once the save is on disk (at the ``default`` level: see the class).
+        once the save is on disk (at the ``default`` level: see the class). ``claims``
+        are taken and the ``released`` calls' claims given back in the same transaction
+        (:mod:`~skillwire.store._claims`).
 
-        Raises :class:`VersionConflict` if the stored version is not ``expected_version``
+        Raises :class:`ClaimConflictError` when a claim's limit is reached,
+        :class:`VersionConflict` if the stored version is not ``expected_version``
         and :class:`UsageError` if the events' or model calls' seqs do not each increase
-        from past the last one stored; in both cases nothing is written.
+        from past the last one stored; in each case nothing is written.
         """
         values = write_values(job, expected_version + 1, events, model_calls)
-        await self._submit(self._update_job, values)
+        if claims or released:
+            taken, given_back = checked_claims(values["id"], claims, released, storable)
+            await self._submit(self._update_job_claiming, values, taken, given_back)
+        else:
+            await self._submit(self._update_job, values)
         if durable:
             await self._sync()
         return with_version(job, expected_version + 1)
@@ -266,6 +283,30 @@ class SQLiteJobStore(GroupCommit):
             _refuse(db, values)
         if values["data"] is not None:
             _APPEND.execute(db, values)
+
+    def _update_job_claiming(
+        self,
+        db: sqlite3.Connection,
+        values: WriteValues,
+        claims: list[Claim],
+        released: list[str],
+    ) -> None:
+        _claims.check_claims(db, values["id"], claims)  # reads only: refused, nothing written
+        self._update_job(db, values)
+        _claims.keep_claims(db, values["id"], claims, released)
+
+    async def claim_ledger(self, claims: Sequence[Claim]) -> ClaimSnapshot:
+        """How many claims count now against each of ``claims`` (see
+        :class:`~skillwire.core.store.ClaimStore`)."""
+        return await self._call(self._claim_ledger, list(claims))
+
+    def _claim_ledger(self, claims: list[Claim]) -> ClaimSnapshot:
+        db = self._db()
+        counts = {}
+        for claim in claims:
+            found = _claims.count(db, replace(claim, key=storable(claim.key)))
+            counts[claim.key] = replace(found, key=claim.key)
+        return ClaimSnapshot(counts)
 
     def _get(self, job_id: str) -> JobRecord | None:
         # fetchall: a statement left unfinished would hold a read snapshot open.

@@ -22,7 +22,12 @@ from typing import Any
 
 import orjson
 
-from skillwire.core.errors import JobStateTooNewError, UsageError, VersionConflict
+from skillwire.core.errors import (
+    ClaimConflictError,
+    JobStateTooNewError,
+    UsageError,
+    VersionConflict,
+)
 from skillwire.core.job import (
     JOB_STATE_VERSION,
     Event,
@@ -33,7 +38,13 @@ from skillwire.core.job import (
     Waiting,
 )
 from skillwire.core.plainjson import mended, mended_text, plain_dumps
-from skillwire.core.store import job_filters
+from skillwire.core.store import (
+    Claim,
+    ClaimSnapshot,
+    checked_claims,
+    count_claims,
+    job_filters,
+)
 
 __all__ = ["MemoryJobStore"]
 
@@ -60,6 +71,8 @@ class MemoryJobStore:
         self._lock = threading.Lock()
         self._inserted = 0
         self._closed = False
+        self._claims: dict[str, builtins.list[tuple[str, str, float]]] = {}
+        """Cross-job claims by key: ``(job_id, call, made_at)`` each."""
 
     async def create(self, job: JobRecord, events: Sequence[Event] = ()) -> JobRecord:
         """Insert ``job`` as version 1 with its first events. Raises
@@ -84,15 +97,26 @@ class MemoryJobStore:
         events: Sequence[Event] = (),
         model_calls: Sequence[ModelCallRecord] = (),
         durable: bool = False,
+        claims: Sequence[Claim] = (),
+        released: Sequence[str] = (),
     ) -> JobRecord:
         """Store ``job`` as version ``expected_version + 1`` with its new events and
-        model calls, all or nothing. Raises :class:`VersionConflict` if the stored
-        version is not ``expected_version``, :class:`UsageError` if a seq is stored.
-        ``durable`` changes nothing: memory survives no crash, durable or not."""
+        model calls, all or nothing, taking ``claims`` and giving back the claims of the
+        ``released`` calls. Raises :class:`ClaimConflictError` when a claim's limit is
+        reached, :class:`VersionConflict` if the stored version is not
+        ``expected_version``, :class:`UsageError` if a seq is stored; nothing is saved
+        then. ``durable`` changes nothing: memory survives no crash, durable or not."""
         row, body = _row(job, expected_version + 1)
         entry = _entry(row["id"], events, model_calls)
+        taken, given_back = checked_claims(row["id"], claims, released, mended_text)
         with self._lock:
             self._check_open()
+            for claim in taken:  # first, as the SQL stores check them before the job
+                count = count_claims(claim, self._claims.get(claim.key, ()))
+                if claim.refused_by(count.held):
+                    raise ClaimConflictError(
+                        row["id"], claim.key, claim.limit, count.held, builtins.list(count.holders)
+                    )
             stored = self._jobs.get(row["id"])
             if stored is None or stored.row["version"] != expected_version:
                 actual = None if stored is None else stored.row["version"]
@@ -108,7 +132,35 @@ class MemoryJobStore:
                     )
             stored.row, stored.body = row, body
             self._append(stored, entry)
+            self._keep_claims(row["id"], taken, given_back)
         return _decoded(row, body)
+
+    async def claim_ledger(self, claims: Sequence[Claim]) -> ClaimSnapshot:
+        """How many claims count now against each of ``claims`` (see
+        :class:`~skillwire.core.store.ClaimStore`)."""
+        with self._lock:
+            self._check_open()
+            counts = {
+                c.key: count_claims(c, self._claims.get(mended_text(c.key), ())) for c in claims
+            }
+        return ClaimSnapshot(counts)
+
+    def _keep_claims(
+        self, job_id: str, taken: builtins.list[Claim], released: builtins.list[str]
+    ) -> None:
+        """Under the lock: add the claims not held yet by their call, drop the released."""
+        for claim in taken:
+            held = self._claims.setdefault(claim.key, [])
+            if not any(call == claim.call for _job, call, _at in held):
+                held.append((job_id, claim.call, claim.at))
+        if released:
+            gone = set(released)
+            for key, held in builtins.list(self._claims.items()):
+                left = [h for h in held if not (h[0] == job_id and h[1] in gone)]
+                if left:
+                    self._claims[key] = left
+                else:
+                    del self._claims[key]
 
     async def get(self, job_id: str) -> JobRecord | None:
         """The job, or None. Raises :class:`JobStateTooNewError` for a newer state."""
