@@ -153,23 +153,31 @@ class Runs:
         if match is not None and not isinstance(match, Mapping):
             raise HelperError(f"latest() matches a map, not {type(match).__name__}")
         full = self._names.get(tool, tool)
+        wanted = tuple(match.items()) if match else ()
         for run in reversed(self._runs):
             if run.tool != full:
                 continue
-            if match and not (_holds(run.args, match) or _holds(run.result, match)):
+            if wanted and not (_holds(run.args, wanted) or _holds(run.result, wanted)):
                 continue
             args = run.args if type(run.args) is dict else dict(run.args)
             return {"tool": run.tool, "args": args, "result": run.result, "ok": run.ok}
         return None
 
 
-def _holds(found: Any, match: Mapping[str, Any]) -> bool:
-    if not isinstance(found, Mapping):
+_ABSENT = object()
+_NUMBERS = (int, float)
+
+
+def _holds(found: Any, wanted: tuple[tuple[str, Any], ...]) -> bool:
+    """Whether the map ``found`` holds every key of ``wanted`` with an equal value (a
+    number equals a number of the same value; other values are equal when of one type)."""
+    if type(found) is not dict and not isinstance(found, Mapping):
         return False
-    return all(key in found and _same(found[key], value) for key, value in match.items())
-
-
-def _same(a: Any, b: Any) -> bool:
-    if type(a) in (int, float) and type(b) in (int, float):
-        return bool(a == b)
-    return bool(type(a) is type(b) and a == b)
+    for key, value in wanted:
+        other = found.get(key, _ABSENT)
+        if type(other) is type(value):
+            if other != value:
+                return False
+        elif not (type(other) in _NUMBERS and type(value) in _NUMBERS and other == value):
+            return False
+    return True

@@ -192,7 +192,19 @@ class Normalised:
 
 def normalised(value: Any) -> Normalised:
     """The normalised form of a JSON value (what :class:`Provenance` indexes; a caller
-    may compute it once for a value it passes again, such as a tool run's result)."""
+    may compute it once for a value it passes again, such as a tool run's result).
+    A text's form is kept (the user's request is normalised once, not per check)."""
+    if type(value) is str:
+        return _normalised_text(value)
+    return _normalised(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _normalised_text(text: str) -> Normalised:
+    return _normalised(text)
+
+
+def _normalised(value: Any) -> Normalised:
     texts: list[str] = []
     emails: set[str] = set()
     urls: set[str] = set()
@@ -242,8 +254,11 @@ class _Index:
     """Compact texts by origin, each leaf separated by :data:`_SEPARATOR`."""
     emails: dict[str, set[str]] = field(default_factory=dict)
     urls: dict[str, set[str]] = field(default_factory=dict)
+    _joined: str | None = field(default=None, init=False, repr=False, compare=False)
+    _grams: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def add(self, origin: str, found: Normalised) -> None:
+        self._joined = self._grams = None
         self.emails.setdefault(origin, set()).update(found.emails)
         self.urls.setdefault(origin, set()).update(found.urls)
         before = self.texts.get(origin)
@@ -261,8 +276,20 @@ class _Index:
         return _Index(texts, emails, urls)
 
     def joined(self) -> str:
-        """Every compact text of the group, separated."""
-        return _SEPARATOR.join(self.texts.values())
+        """Every compact text of the group, separated (joined once)."""
+        if self._joined is None:
+            self._joined = _SEPARATOR.join(self.texts.values())
+        return self._joined
+
+    def grams(self) -> frozenset[str]:
+        """Every :data:`MIN_FRAGMENT` characters of :meth:`joined` (collected once: an
+        index of tool outputs is shared by the checks of one job)."""
+        if self._grams is None:
+            text = self.joined()
+            self._grams = frozenset(
+                text[i : i + MIN_FRAGMENT] for i in range(len(text) - MIN_FRAGMENT + 1)
+            )
+        return self._grams
 
     def holding(self, kind: str, key: str) -> list[str]:
         """The origins whose texts hold ``key`` (compact text, e-mail or URL)."""
@@ -386,7 +413,7 @@ class Provenance:
                 found.update(index.holding(kind, key))
         whole = compact(text)
         if not found and len(whole) >= MIN_IDENTIFYING:
-            part = _mixed(whole, untrusted.joined(), own.joined())
+            part = _mixed(whole, untrusted.joined(), own.joined(), untrusted.grams())
             if part is not None:
                 found.update(_holders(whole, untrusted))
         return found
@@ -416,7 +443,7 @@ class Provenance:
             if holders:
                 return Trace(_shown_part(text, kind, key), tuple(sorted(holders)))
         if len(whole) >= MIN_IDENTIFYING:
-            part = _mixed(whole, untrusted.joined(), own.joined())
+            part = _mixed(whole, untrusted.joined(), own.joined(), untrusted.grams())
             if part is not None:
                 shown = _short(text) if part == whole else _short(part)
                 return Trace(shown, tuple(sorted(_holders(whole, untrusted))))
@@ -437,7 +464,8 @@ def _words(text: str) -> list[str]:
     return text.split()
 
 
-def _parts(text: str) -> list[tuple[str, str]]:
+@functools.lru_cache(maxsize=4096)
+def _parts(text: str) -> tuple[tuple[str, str], ...]:
     """The identifying parts of one text: ``(kind, key)`` with kind ``text`` (a compact
     form), ``email`` or ``url``. The whole comes first."""
     found: list[tuple[str, str]] = []
@@ -456,7 +484,7 @@ def _parts(text: str) -> list[tuple[str, str]]:
     for code in _codes(words):
         if ("text", code) not in found:
             found.append(("text", code))
-    return found
+    return tuple(found)
 
 
 def _codes(words: Sequence[str]) -> Iterator[str]:
@@ -478,7 +506,9 @@ def _codes(words: Sequence[str]) -> Iterator[str]:
         run = []
 
 
-def _mixed(whole: str, untrusted: str, own: str) -> str | None:
+def _mixed(
+    whole: str, untrusted: str, own: str, grams: frozenset[str] | None = None
+) -> str | None:
     """An untrusted stretch of ``whole`` that the user's and operator's texts (``own``)
     cannot supply: a *stretch* (at least :data:`MIN_STRETCH` letters and digits,
     :data:`MIN_STRETCH_DIGITS` of them digits, found in ``untrusted``), or else the
@@ -488,11 +518,15 @@ def _mixed(whole: str, untrusted: str, own: str) -> str | None:
     size = len(whole)
     if size > MAX_COVERED or not untrusted:
         return None
+    if grams is not None and grams.isdisjoint(
+        {whole[i : i + MIN_FRAGMENT] for i in range(size - MIN_FRAGMENT + 1)}
+    ):
+        return None  # no fragment of untrusted output at all: neither a stretch nor a cover
     reach: list[bool | None] = [None] * (size + 1)
     reach[0] = False
     for start in range(size):
         came = reach[start]
-        far_untrusted = _longest_at(whole, start, untrusted)
+        far_untrusted = _longest_at(whole, start, untrusted, grams)
         far_own = _longest_at(whole, start, own) if own else 0
         if far_untrusted > far_own:
             stretch = whole[start : start + far_untrusted]
@@ -508,10 +542,13 @@ def _mixed(whole: str, untrusted: str, own: str) -> str | None:
     return whole if reach[size] else None
 
 
-def _longest_at(whole: str, start: int, text: str) -> int:
-    """The length of the longest prefix of ``whole[start:]`` found in ``text``."""
+def _longest_at(whole: str, start: int, text: str, grams: frozenset[str] | None = None) -> int:
+    """The length of the longest prefix of ``whole[start:]`` found in ``text``
+    (``grams``: every :data:`MIN_FRAGMENT` characters of ``text``, when known)."""
     low, high = 0, len(whole) - start
-    if high < MIN_FRAGMENT or whole[start : start + MIN_FRAGMENT] not in text:
+    if high < MIN_FRAGMENT:
+        return 0
+    if whole[start : start + MIN_FRAGMENT] not in (text if grams is None else grams):
         return 0
     low = MIN_FRAGMENT
     while low < high:
