@@ -132,16 +132,26 @@ def plain(value: Any) -> Any:
     return value
 
 
-def same(ours: Any, theirs: Any) -> bool:
-    """Equal values of the same types (``1`` is not ``1.0``, NaN is NaN)."""
+def same(ours: Any, theirs: Any, *, inner: bool = False) -> bool:
+    """Equal values of the same types (``1`` is not ``1.0``, NaN is NaN). Inside a list
+    or a map (``inner``) a whole number equals the same double: an expression that
+    computes reads the numbers of the data as doubles where it reads them, and gives a
+    list or map it read whole as it is (the package converted every value first)."""
+    numbers = (int, float)
+    if inner and type(ours) in numbers and type(theirs) in numbers:
+        return ours == theirs or (ours != ours and theirs != theirs)
     if type(ours) is not type(theirs):
         return False
     if type(ours) is float:
         return ours == theirs or (ours != ours and theirs != theirs)
     if type(ours) is list:
-        return len(ours) == len(theirs) and all(map(same, ours, theirs))
+        return len(ours) == len(theirs) and all(
+            same(a, b, inner=True) for a, b in zip(ours, theirs, strict=True)
+        )
     if type(ours) is dict:
-        return ours.keys() == theirs.keys() and all(same(ours[k], theirs[k]) for k in ours)
+        return ours.keys() == theirs.keys() and all(
+            same(ours[k], theirs[k], inner=True) for k in ours
+        )
     if type(ours) is datetime.datetime:
         return bool(ours == theirs)
     return bool(ours == theirs)

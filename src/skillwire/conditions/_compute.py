@@ -14,7 +14,8 @@ Checked against the ``cel`` package (``tests/conditions/test_semantics.py``):
   reads a decimal (``'1e5'``, ``'inf'``); ``string()`` of a double writes it without
   an exponent (``1e20`` as ``100000000000000000000``, ``1.0`` as ``1``);
 * ``timestamp('2025-01-01T10:00:00Z')`` reads RFC 3339; ``duration('1h30m')`` reads
-  numbers with the units ``h m s ms us ns``; the getters of a timestamp read it in UTC
+  numbers with the units ``h m s ms us ns``; the getters of a timestamp read it at
+  the offset it carries (UTC for ``now``)
   (``getMonth``, ``getDayOfMonth``, ``getDayOfYear`` count from 0, ``getDate`` from 1,
   ``getDayOfWeek`` from Sunday = 0); those of a duration give its whole length in the
   unit (``duration('90m').getHours()`` is 1).
@@ -163,8 +164,6 @@ def negate(value: Any) -> Any:
         return _whole(-value)
     if of == "double":
         return -value
-    if of == "duration":
-        return _span(-value)
     if of is None:
         return value
     return fail(f"no such overload: -{of}")
@@ -269,7 +268,7 @@ def parse_timestamp(text: str) -> datetime.datetime | Unsure:
 
 
 def _text_of_time(value: datetime.datetime) -> str:
-    moment = _instant(value).astimezone(_UTC)
+    moment = _instant(value)
     micros = moment.microsecond
     if micros == 0:
         fraction = ""
@@ -277,7 +276,11 @@ def _text_of_time(value: datetime.datetime) -> str:
         fraction = f".{micros // 1000:03d}"
     else:
         fraction = f".{micros:06d}"
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "+00:00"
+    offset = moment.utcoffset() or datetime.timedelta(0)
+    minutes = abs(offset) // datetime.timedelta(minutes=1)
+    sign = "-" if offset < datetime.timedelta(0) else "+"
+    zone = f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+    return f"{moment.year:04d}" + moment.strftime("-%m-%dT%H:%M:%S") + fraction + zone
 
 
 def _text_of_span(value: datetime.timedelta) -> str:
@@ -313,7 +316,7 @@ def _time_getter(read: Callable[[datetime.datetime], int]) -> Callable[[Any], An
     def getter(value: Any) -> Any:
         of = kind(value)
         if of == "timestamp":
-            return read(_instant(value).astimezone(_UTC))
+            return read(_instant(value))
         return value if of is None else fail(f"no such overload for {of}")
 
     return getter
@@ -323,7 +326,7 @@ def _span_getter(unit: int, read: Callable[[datetime.datetime], int]) -> Callabl
     def getter(value: Any) -> Any:
         of = kind(value)
         if of == "timestamp":
-            return read(_instant(value).astimezone(_UTC))
+            return read(_instant(value))
         if of == "duration":
             micros = value // _US
             whole = abs(micros) // unit
