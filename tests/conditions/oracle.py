@@ -10,6 +10,7 @@ dialect). :func:`outcome` is what the evaluator gives for the same values.
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -139,11 +140,11 @@ def same(ours: Any, theirs: Any, *, inner: bool = False) -> bool:
     list or map it read whole as it is (the package converted every value first)."""
     numbers = (int, float)
     if inner and type(ours) in numbers and type(theirs) in numbers:
-        return ours == theirs or (ours != ours and theirs != theirs)
+        return ours == theirs or (math.isnan(ours) and math.isnan(theirs))
     if type(ours) is not type(theirs):
         return False
     if type(ours) is float:
-        return ours == theirs or (ours != ours and theirs != theirs)
+        return ours == theirs or (math.isnan(ours) and math.isnan(theirs))
     if type(ours) is list:
         return len(ours) == len(theirs) and all(
             same(a, b, inner=True) for a, b in zip(ours, theirs, strict=True)

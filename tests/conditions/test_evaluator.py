@@ -393,9 +393,7 @@ def test_realistic_conditions_answer_as_cel_does(source: str, data: st.DataObjec
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(source=st.sampled_from(REALISTIC[:-1]), data=st.data())
-def test_a_missing_name_is_an_error(
-    source: str, data: st.DataObject
-) -> None:
+def test_a_missing_name_is_an_error(source: str, data: st.DataObject) -> None:
     condition = compile_condition(source)
     names = sorted(condition.names)
     given_values = data.draw(

@@ -154,7 +154,7 @@ def pattern_match(receiver: Expr, argument: Expr, known: Pattern | None) -> Expr
             if b != "string":
                 return fail(f"matches() takes text and a pattern, not {a} and {b}")
             try:
-                pattern = compile_pattern(source)
+                pattern = compile_pattern(str(source))
             except PatternError as exc:
                 return fail(f"matches(): {exc}")
         if a != "string" or not is_text(text):
@@ -170,7 +170,7 @@ def pattern_match(receiver: Expr, argument: Expr, known: Pattern | None) -> Expr
 def _elements(items: Any) -> Any:
     """What a macro ranges over: a list's elements, a map's keys; else an error."""
     of = kind(items)
-    if of == "list" or of == "map":
+    if of in ("list", "map"):
         return items
     return items if of is None else fail(f"a macro ranges over a list or a map, not {of}")
 

@@ -74,7 +74,7 @@ def _add(left: Any, right: Any) -> Any:
         return _mismatch("+", a, b)
     if a == "int":
         return _whole(left + right)
-    if a == "double" or a == "string":
+    if a in ("double", "string"):
         return left + right
     if a == "list":
         return [*left, *right]
@@ -221,7 +221,7 @@ def parse_duration(text: str) -> datetime.timedelta | Unsure:
     parts = 0
     while at < len(text):
         start = at
-        while at < len(text) and (text[at].isascii() and text[at].isdigit() or text[at] == "."):
+        while at < len(text) and ((text[at].isascii() and text[at].isdigit()) or text[at] == "."):
             at += 1
         number = text[start:at]
         unit_start = at
@@ -255,7 +255,9 @@ def parse_timestamp(text: str) -> datetime.datetime | Unsure:
         if not (offset[0] in "+-" and offset[3] == ":" and offset[1:].replace(":", "").isdigit()):
             return bad
     whole, _, fraction = clock.partition(".")
-    if len(whole) != 8 or whole[2] != ":" or whole[5] != ":" or not whole.replace(":", "").isdigit():
+    if len(whole) != 8 or whole[2] != ":" or whole[5] != ":":
+        return bad
+    if not whole.replace(":", "").isdigit():
         return bad
     if "." in clock and (not fraction.isdigit() or len(fraction) > 9):
         return bad
@@ -353,7 +355,6 @@ GETTERS: Final[dict[str, Callable[[Any], Any]]] = {
 
 def _no(value: Any, of: str | None) -> Any:
     return value if of is None else fail(f"no such overload for {of}")
-
 
 
 # conversions -------------------------------------------------------------------------

@@ -49,8 +49,8 @@ __all__ = [
     "shown",
     "size_of",
     "truth",
-    "type_of",
     "type_named",
+    "type_of",
     "unequal",
 ]
 

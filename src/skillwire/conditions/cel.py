@@ -166,10 +166,7 @@ class CelCondition:
             for name in self._unread:
                 if name not in variables:
                     raise KeyError(name)
-            if self._frames:
-                result = self._run(_Frame(variables))
-            else:
-                result = self._run(variables)
+            result = self._run(_Frame(variables) if self._frames else variables)
         except KeyError as exc:
             raise ConditionEvaluationError(self._missing(exc.args[0] if exc.args else "")) from None
         except GiveUp as exc:
@@ -195,7 +192,9 @@ class CelCondition:
     def _missing(self, name: str) -> str:
         if name in (PROVENANCE_KEY, RUNS_KEY):
             needs = ", ".join(
-                f"{call}()" for call in sorted(self._rewrite.calls) if JOB.get(call, ("",))[0] == name
+                f"{call}()"
+                for call in sorted(self._rewrite.calls)
+                if call in JOB and JOB[call][0] == name
             )
             return (
                 f"cannot evaluate `{self.source}`: {needs} need the job's "

@@ -506,9 +506,7 @@ def _codes(words: Sequence[str]) -> Iterator[str]:
         run = []
 
 
-def _mixed(
-    whole: str, untrusted: str, own: str, grams: frozenset[str] | None = None
-) -> str | None:
+def _mixed(whole: str, untrusted: str, own: str, grams: frozenset[str] | None = None) -> str | None:
     """An untrusted stretch of ``whole`` that the user's and operator's texts (``own``)
     cannot supply: a *stretch* (at least :data:`MIN_STRETCH` letters and digits,
     :data:`MIN_STRETCH_DIGITS` of them digits, found in ``untrusted``), or else the
