@@ -326,6 +326,19 @@ class ToolOutputs:
         return out
 
 
+_NO_OUTPUTS = ToolOutputs()
+
+
+@functools.lru_cache(maxsize=256)
+def _own_index(forms: tuple[tuple[str, Normalised], ...]) -> _Index:
+    """The index of what the user and the operator supplied, by their normalised texts
+    (the same request is indexed once for the checks of a job; never changed after)."""
+    own = _Index()
+    for origin, found in forms:
+        own.add(origin, found)
+    return own
+
+
 class Provenance:
     """The sources of one job, normalised on first use; answers for values.
 
@@ -359,13 +372,15 @@ class Provenance:
 
     def _indexes(self) -> tuple[_Index, _Index, _Index]:
         if self._own is None or self._untrusted is None or self._plain is None:
-            own = _Index()
-            tools = ToolOutputs(
-                source for source in self._given if source.origin not in (USER, OPERATOR)
+            own = _own_index(
+                tuple(
+                    (source.origin, source.normalised())
+                    for source in self._given
+                    if source.origin in (USER, OPERATOR)
+                )
             )
-            for source in self._given:
-                if source.origin in (USER, OPERATOR):
-                    own.add(source.origin, source.normalised())
+            loose = [source for source in self._given if source.origin not in (USER, OPERATOR)]
+            tools = ToolOutputs(loose) if loose else _NO_OUTPUTS
             untrusted, plain = tools.untrusted, tools.plain
             if self._outputs is not None:
                 for origin, text in untrusted.texts.items():  # tool sources given loose
