@@ -441,16 +441,16 @@ class Provenance:
         return found
 
     def _traced(self, text: str) -> Trace | None:
-        own, untrusted, _ = self._indexes()
         whole = compact(text)
+        if len(whole) < MIN_IDENTIFYING and "@" not in text and "." not in text:
+            return None  # not identifying: no address, no URL, too short
+        own, untrusted, _ = self._indexes()
         if whole and own.holding("text", whole):
             return None  # the user's or operator's own words
         if len(whole) >= MIN_IDENTIFYING:
             holders = untrusted.holding("text", whole)
             if holders:
                 return Trace(_short(text), tuple(sorted(holders)))
-        if len(whole) < MIN_IDENTIFYING and "@" not in text and "." not in text:
-            return None  # not identifying: no address, no URL, too short
         for kind, key in _parts(text):
             if own.holding(kind, key):
                 continue
