@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.conditions.test_evaluator import check
 
-from skillwire.conditions import compile_condition
+from skillwire.conditions import History, compile_condition
+from skillwire.policy import ToolRun
 
 
 @pytest.mark.parametrize(
@@ -31,6 +32,37 @@ def test_the_fields_a_condition_reads_are_known_at_load(
 ) -> None:
     found = compile_condition(source).fields_read("context" if "context" in source else "facts")
     assert found == (None if fields is None else frozenset(fields))
+
+
+def test_a_history_condition_makes_only_the_maps_of_the_runs_it_reaches() -> None:
+    runs = [ToolRun("check", {"order": f"A-{i}"}, {"total": i}) for i in range(50)]
+    history = History(runs)
+    condition = compile_condition("history.exists(h, h.tool == 'check' && h.result.total > 47)")
+    assert condition.evaluate({"history": history}) is True
+    assert len(history._maps) == 49  # the 50th run never became a map
+    first = History(runs)
+    assert compile_condition("history[0].args.order == 'A-0'").evaluate({"history": first})
+    assert len(first._maps) == 1
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("size(history) == 3", True),
+        ("history == history.map(h, h)", True),
+        ("count(history) == 3", True),
+        ("history[2].result.total == 2", True),
+        ("history.filter(h, h.result.total > 0).size() == 2", True),
+        ("'check' in history.map(h, h.tool)", True),
+        ("type(history) == list", True),
+        ("(history + [1]).size() == 4", True),
+    ],
+)
+def test_the_history_view_reads_as_the_list_of_its_runs(source: str, expected: bool) -> None:
+    runs = [ToolRun("check", {"order": f"A-{i}"}, {"total": i}) for i in range(3)]
+    condition = compile_condition(source)
+    assert condition.evaluate({"history": History(runs)}) is expected
+    check(condition, {"history": [run.as_dict() for run in runs]})
 
 
 # -- the property: answers and errors are those of CEL on the whole values ---------------

@@ -22,7 +22,7 @@ from skillwire.conditions.cel import (
 )
 from skillwire.conditions.dialect import Rewrite, Token, rewrite, tokenize
 from skillwire.conditions.expression import CelExpression, compile_expression
-from skillwire.conditions.functions import HELPERS, RUNS_KEY, Runs
+from skillwire.conditions.functions import HELPERS, RUNS_KEY, History, Runs
 from skillwire.conditions.provenance import (
     OPERATOR,
     PROVENANCE_KEY,
@@ -41,6 +41,7 @@ from skillwire.core.errors import ConditionEvaluationError, ConditionSyntaxError
 __all__ = [
     "FUNCTIONS",
     "HELPERS",
+    "History",
     "OPERATOR",
     "PROVENANCE_FUNCTIONS",
     "PROVENANCE_KEY",

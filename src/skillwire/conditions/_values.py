@@ -31,6 +31,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
+from skillwire.conditions.functions import History
 from skillwire.core.errors import ControlFlowSignal
 
 __all__ = [
@@ -101,7 +102,7 @@ _UTC = datetime.UTC
 _KINDS: dict[type, str] = {
     str: "string", int: "int", float: "double", bool: "bool", type(None): "null",
     list: "list", tuple: "list", dict: "map", CelType: "type",
-    datetime.datetime: "timestamp", datetime.timedelta: "duration",
+    datetime.datetime: "timestamp", datetime.timedelta: "duration", History: "list",
 }  # fmt: skip
 _NUMBERS = frozenset({"int", "double"})
 _ORDERED = frozenset({"int", "string", "bool", "timestamp", "duration"})

@@ -13,6 +13,7 @@ from typing import Any
 
 from skillwire.conditions.cel import CelCondition, compiled_parts
 from skillwire.conditions.dialect import Rewrite
+from skillwire.conditions.functions import History
 
 __all__ = ["CelExpression", "compile_expression"]
 
@@ -31,8 +32,23 @@ class CelExpression(CelCondition):
         """The expression's value; raises
         :class:`~skillwire.core.conditions.ConditionEvaluationError` when it has none
         (a missing name or field, a type mismatch)."""
-        found = self._execute(variables)
-        return list(found) if type(found) is tuple else found
+        return _materialised(self._execute(variables))
+
+
+def _materialised(value: Any) -> Any:
+    """A fact's value as plain data: a list for a constant list or the job's history
+    (:class:`~skillwire.conditions.functions.History`), in lists and maps too."""
+    kind = type(value)
+    if kind is History or kind is tuple:
+        return [_materialised(item) for item in value]
+    if kind is list and any(type(item) in _CONTAINERS for item in value):
+        return [_materialised(item) for item in value]
+    if kind is dict and any(type(item) in _CONTAINERS for item in value.values()):
+        return {key: _materialised(item) for key, item in value.items()}
+    return value
+
+
+_CONTAINERS = (History, tuple, list, dict)
 
 
 def compile_expression(source: str, *, known_names: Collection[str] | None = None) -> CelExpression:

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import datetime
 import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Protocol
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final, Protocol, overload
 
 from skillwire.conditions.provenance import fold
 from skillwire.core.errors import ControlFlowSignal
 
 __all__ = [
     "HELPERS",
+    "History",
     "RUNS_KEY",
     "HelperError",
     "Run",
@@ -64,7 +65,7 @@ class Run(Protocol):
 
 
 def _numbers(values: Any, name: str) -> list[int | float]:
-    if type(values) not in (list, tuple):
+    if type(values) not in _LISTS:
         raise HelperError(f"{name}() takes a list, not {type(values).__name__}")
     for value in values:
         if type(value) not in (int, float) or (type(value) is float and not math.isfinite(value)):
@@ -95,7 +96,7 @@ def most(values: Any) -> int | float:
 
 def count(values: Any) -> int:
     """``count(list)``: the number of elements."""
-    if type(values) not in (list, tuple):
+    if type(values) not in _LISTS:
         raise HelperError(f"count() takes a list, not {type(values).__name__}")
     return len(values)
 
@@ -134,6 +135,50 @@ HELPERS: Final[Mapping[str, Callable[..., Any]]] = {
     "days_between": days_between,
 }
 """The pure helpers by the name a condition calls them."""
+
+
+class History(Sequence[dict[str, Any]]):
+    """A job's history as conditions read it, a list of ``{tool, args, result, ok}``:
+    each run's map is made when an evaluation reaches it (``history.exists(...)`` that
+    decides at the last run reads one), never the whole history up front."""
+
+    __slots__ = ("_maps", "_runs")
+
+    def __init__(self, runs: Sequence[Run]) -> None:
+        self._runs = runs
+        self._maps: dict[int, dict[str, Any]] = {}
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._runs)))]
+        if index < 0:
+            index += len(self._runs)
+        found = self._maps.get(index)
+        if found is None:
+            run = self._runs[index]
+            args = run.args if type(run.args) is dict else dict(run.args)
+            found = {"tool": run.tool, "args": args, "result": run.result, "ok": run.ok}
+            self._maps[index] = found
+        return found
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for index in range(len(self._runs)):
+            yield self[index]
+
+    def __repr__(self) -> str:
+        return f"History({list(self)!r})"
+
+
+_LISTS = (list, tuple, History)
 
 
 class Runs:

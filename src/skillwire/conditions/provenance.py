@@ -175,7 +175,7 @@ def leaves(value: Any) -> Iterator[str]:
     elif kind is dict:
         for item in value.values():
             yield from leaves(item)
-    elif kind is list or kind is tuple:
+    elif kind is list or kind is tuple or (isinstance(value, Sequence) and kind is not bytes):
         for item in value:
             yield from leaves(item)
 

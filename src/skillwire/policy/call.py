@@ -21,6 +21,7 @@ from skillwire.conditions import (
     RUNS_KEY,
     USER,
     CelExpression,
+    History,
     Normalised,
     Provenance,
     Runs,
@@ -290,7 +291,7 @@ class _Variables(Mapping[str, Any]):
         elif name == "context":
             value = dict(call.context)
         elif name == "history":
-            value = [run.as_dict() for run in call.history]
+            value = History(call.history)  # each run's map made when a condition reaches it
         elif name == PROVENANCE_KEY:
             value = call.provenance
         elif name == RUNS_KEY:
