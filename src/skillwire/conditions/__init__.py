@@ -41,7 +41,6 @@ from skillwire.core.errors import ConditionEvaluationError, ConditionSyntaxError
 __all__ = [
     "FUNCTIONS",
     "HELPERS",
-    "History",
     "OPERATOR",
     "PROVENANCE_FUNCTIONS",
     "PROVENANCE_KEY",
@@ -53,6 +52,7 @@ __all__ = [
     "Condition",
     "ConditionEvaluationError",
     "ConditionSyntaxError",
+    "History",
     "Normalised",
     "Provenance",
     "Rewrite",

@@ -30,9 +30,9 @@ from skillwire.core.errors import ControlFlowSignal
 
 __all__ = [
     "HELPERS",
-    "History",
     "RUNS_KEY",
     "HelperError",
+    "History",
     "Run",
     "Runs",
     "count",
