@@ -532,3 +532,41 @@ def test_a_name_skipped_by_the_evaluation_still_needs_a_value(
 ) -> None:
     with pytest.raises(ConditionEvaluationError, match="`amount` has no value"):
         compile_condition(source).evaluate(variables)
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _cyclic() -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    value["k"] = value
+    return value
+
+
+@pytest.mark.parametrize(
+    ("source", "variables"),
+    [
+        ("x == y", {"x": _nested(100_000), "y": _nested(100_000)}),
+        ("x == y", {"x": _cyclic(), "y": _cyclic()}),
+        ("untrusted(x)", {"x": _nested(100_000)}),
+        ("int(s) > 1", {"s": "9" * 5000}),
+        ("int(s) > 1", {"s": "0" * 5000 + "1"}),
+        ("duration(s) > duration('1h')", {"s": "9" * 400 + "h"}),
+        ("timestamp(s) > now", {"s": "99999-01-01T00:00:00Z"}),
+    ],
+)
+def test_hostile_values_fail_closed_or_answer_never_crash(
+    source: str, variables: dict[str, Any]
+) -> None:
+    """A value built to exhaust the evaluator (nesting, a cycle, digits beyond what
+    Python reads) gives an answer or an evaluation error, never another exception."""
+    variables = {**variables, "now": datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)}
+    condition = compile_condition(source)
+    try:
+        condition.evaluate(variables)
+    except ConditionEvaluationError:
+        pass

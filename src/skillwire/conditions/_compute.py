@@ -234,10 +234,9 @@ def parse_duration(text: str) -> datetime.timedelta | Unsure:
         parts += 1
     if not parts:
         return fail(f"{text!r} is not a duration")
-    micros = int(nanos // 1000) * sign
-    if abs(micros) > _MAX_SPAN // _US:
+    if nanos > (_MAX_SPAN // _US) * 1000:
         return fail("duration overflow")
-    return datetime.timedelta(microseconds=micros)
+    return datetime.timedelta(microseconds=int(nanos // 1000) * sign)
 
 
 def parse_timestamp(text: str) -> datetime.datetime | Unsure:
@@ -384,7 +383,10 @@ def _to_int(value: Any) -> Any:
         digits = value[1:] if value[:1] in ("+", "-") else value
         if not digits or not digits.isascii() or not digits.isdigit():
             return fail(f"int() cannot read {value!r}")
-        return _whole(int(value))
+        significant = digits.lstrip("0") or "0"
+        if len(significant) > 19:
+            return fail("integer overflow")  # and Python reads no more than 4,300 digits
+        return _whole(-int(significant) if value[0] == "-" else int(significant))
     return _no(value, of) if of is None else fail(f"int() of {of}")
 
 
