@@ -158,21 +158,26 @@ class History(Sequence[dict[str, Any]]):
     def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
 
     def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._runs)))]
+        if type(index) is not int:
+            if isinstance(index, slice):
+                return [self[i] for i in range(*index.indices(len(self._runs)))]
+            raise TypeError(f"history indices are integers, not {type(index).__name__}")
         if index < 0:
             index += len(self._runs)
         found = self._maps.get(index)
-        if found is None:
-            run = self._runs[index]
-            args = run.args if type(run.args) is dict else dict(run.args)
-            found = {"tool": run.tool, "args": args, "result": run.result, "ok": run.ok}
-            self._maps[index] = found
-        return found
+        return found if found is not None else self._made(index, self._runs[index])
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for index in range(len(self._runs)):
-            yield self[index]
+        maps = self._maps
+        for index, run in enumerate(self._runs):
+            found = maps.get(index)
+            yield found if found is not None else self._made(index, run)
+
+    def _made(self, index: int, run: Run) -> dict[str, Any]:
+        args = run.args if type(run.args) is dict else dict(run.args)
+        found = {"tool": run.tool, "args": args, "result": run.result, "ok": run.ok}
+        self._maps[index] = found
+        return found
 
     def __repr__(self) -> str:
         return f"History({list(self)!r})"
