@@ -21,18 +21,21 @@ __all__ = ["CelExpression", "compile_expression"]
 class CelExpression(CelCondition):
     """An expression compiled once; :meth:`evaluate` gives its value."""
 
-    __slots__ = ()
+    __slots__ = ("_lists",)
 
     def __init__(
         self, rewritten: Rewrite, required: tuple[str, ...], optional: tuple[str, ...]
     ) -> None:
         super().__init__(rewritten, required, optional, value=True)
+        self._lists = "history" in required or "[" in rewritten.expression
+        """The value may hold a constant list or the job's history (given as lists)."""
 
     def evaluate(self, variables: Mapping[str, Any]) -> Any:
         """The expression's value; raises
         :class:`~skillwire.core.conditions.ConditionEvaluationError` when it has none
         (a missing name or field, a type mismatch)."""
-        return _materialised(self._execute(variables))
+        found = self._execute(variables)
+        return _materialised(found) if self._lists else found
 
 
 def _materialised(value: Any) -> Any:

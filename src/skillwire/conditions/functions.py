@@ -204,14 +204,41 @@ class Runs:
             raise HelperError(f"latest() matches a map, not {type(match).__name__}")
         full = self._names.get(tool, tool)
         wanted = tuple(match.items()) if match else ()
+        single = wanted[0] if len(wanted) == 1 else None
+        key, value = single if single is not None else ("", None)
+        kind, number = type(value), type(value) in _NUMBERS
         for run in reversed(self._runs):
             if run.tool != full:
                 continue
-            if wanted and not (_holds(run.args, wanted) or _holds(run.result, wanted)):
+            if single is not None:  # the common case, without a call per run
+                args, result = run.args, run.result
+                if type(args) is dict and type(result) is dict:
+                    found = args.get(key, _ABSENT)
+                    if type(found) is kind:
+                        if found == value:
+                            break
+                    elif number and type(found) in _NUMBERS and found == value:
+                        break
+                    found = result.get(key, _ABSENT)
+                    if type(found) is kind:
+                        if found == value:
+                            break
+                    elif number and type(found) in _NUMBERS and found == value:
+                        break
+                    continue
+                if not (_holds(args, wanted) or _holds(result, wanted)):
+                    continue
+            elif wanted and not (_holds(run.args, wanted) or _holds(run.result, wanted)):
                 continue
-            args = run.args if type(run.args) is dict else dict(run.args)
-            return {"tool": run.tool, "args": args, "result": run.result, "ok": run.ok}
-        return None
+            return _run_map(run)
+        else:
+            return None
+        return _run_map(run)  # found by the common case
+
+
+def _run_map(run: Run) -> dict[str, Any]:
+    args = run.args if type(run.args) is dict else dict(run.args)
+    return {"tool": run.tool, "args": args, "result": run.result, "ok": run.ok}
 
 
 _ABSENT = object()
@@ -223,11 +250,12 @@ def _holds(found: Any, wanted: tuple[tuple[str, Any], ...]) -> bool:
     number equals a number of the same value; other values are equal when of one type)."""
     if type(found) is not dict and not isinstance(found, Mapping):
         return False
-    for key, value in wanted:
-        other = found.get(key, _ABSENT)
-        if type(other) is type(value):
-            if other != value:
-                return False
-        elif not (type(other) in _NUMBERS and type(value) in _NUMBERS and other == value):
-            return False
-    return True
+    return all(_same(found.get(key, _ABSENT), value) for key, value in wanted)
+
+
+def _same(found: Any, value: Any) -> bool:
+    """A number equals a number of the same value; other values are equal when of one
+    type and equal (``True`` is not ``1``)."""
+    if type(found) is type(value):
+        return bool(found == value)
+    return type(found) in _NUMBERS and type(value) in _NUMBERS and found == value

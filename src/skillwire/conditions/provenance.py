@@ -160,24 +160,32 @@ def _label(part: str) -> bool:
     return bool(part) and all(ch.isalnum() or ch == "-" for ch in part)
 
 
-def leaves(value: Any) -> Iterator[str]:
+def leaves(value: Any) -> list[str]:
     """The texts in a JSON value: its strings, and its numbers written out (a whole
-    float as an integer); booleans, nulls and keys are not texts."""
+    float as an integer); booleans, nulls and keys are not texts. In order."""
+    if type(value) is str:
+        return [value]
+    found: list[str] = []
+    _collect(value, found)
+    return found
+
+
+def _collect(value: Any, found: list[str]) -> None:
     kind = type(value)
     if kind is str:
-        yield value
+        found.append(value)
     elif kind is bool or value is None:
         return
     elif kind is int:
-        yield str(value)
+        found.append(str(value))
     elif kind is float:
-        yield str(int(value)) if value.is_integer() else repr(value)
+        found.append(str(int(value)) if value.is_integer() else repr(value))
     elif kind is dict:
         for item in value.values():
-            yield from leaves(item)
+            _collect(item, found)
     elif kind is list or kind is tuple or (isinstance(value, Sequence) and kind is not bytes):
         for item in value:
-            yield from leaves(item)
+            _collect(item, found)
 
 
 @dataclass(frozen=True, slots=True)
