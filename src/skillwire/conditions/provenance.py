@@ -337,13 +337,17 @@ class ToolOutputs:
 _NO_OUTPUTS = ToolOutputs()
 
 
+_OWN = frozenset({USER, OPERATOR})
+
+
 @functools.lru_cache(maxsize=256)
-def _own_index(forms: tuple[tuple[str, Normalised], ...]) -> _Index:
-    """The index of what the user and the operator supplied, by their normalised texts
-    (the same request is indexed once for the checks of a job; never changed after)."""
+def _own_index(forms: tuple[tuple[str, str | Normalised], ...]) -> _Index:
+    """The index of what the user and the operator supplied, by their texts or
+    normalised values (the same request is indexed once for the checks of a job; the
+    index is never changed after)."""
     own = _Index()
     for origin, found in forms:
-        own.add(origin, found)
+        own.add(origin, found if isinstance(found, Normalised) else normalised(found))
     return own
 
 
@@ -380,14 +384,16 @@ class Provenance:
 
     def _indexes(self) -> tuple[_Index, _Index, _Index]:
         if self._own is None or self._untrusted is None or self._plain is None:
-            own = _own_index(
-                tuple(
-                    (source.origin, source.normalised())
-                    for source in self._given
-                    if source.origin in (USER, OPERATOR)
-                )
-            )
-            loose = [source for source in self._given if source.origin not in (USER, OPERATOR)]
+            mine: list[tuple[str, str | Normalised]] = []
+            loose: list[Source] = []
+            for source in self._given:
+                if source.origin not in _OWN:
+                    loose.append(source)
+                elif type(source.value) is str and source.form is None:
+                    mine.append((source.origin, source.value))  # a text: its hash is kept
+                else:
+                    mine.append((source.origin, source.normalised()))
+            own = _own_index(tuple(mine))
             tools = ToolOutputs(loose) if loose else _NO_OUTPUTS
             untrusted, plain = tools.untrusted, tools.plain
             if self._outputs is not None:
