@@ -39,11 +39,21 @@ across two results, or glued to one the user typed).
 from __future__ import annotations
 
 import functools
-import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import unquote, urlsplit
+
+from skillwire.conditions._normalise import (
+    SEPARATOR,
+    Normalised,
+    compact,
+    email_key,
+    fold,
+    leaves,
+    normalised,
+    url_key,
+    words,
+)
 
 __all__ = [
     "MIN_FRAGMENT",
@@ -85,148 +95,12 @@ MIN_STRETCH_DIGITS: Final = 6
 
 USER: Final = "user"
 OPERATOR: Final = "operator"
-_SEPARATOR = "|"  # not a letter or digit: no compact value spans two texts
-_TRIM = "<>()[]{}\"'`,;:!?*"
 _MIN_CODE_DIGITS = 4
 
 
 def tool_origin(tool: str) -> str:
     """The origin of a value found in ``tool``'s output: ``tool:<name>``."""
     return f"tool:{tool}"
-
-
-def fold(text: str) -> str:
-    """``text`` with Unicode compatibility forms and case folded (NFKC, then the case
-    folding of the upper case, then NFKC again)."""
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).upper().casefold())
-
-
-@functools.lru_cache(maxsize=8192)
-def compact(text: str) -> str:
-    """The folded text with everything but letters and digits dropped."""
-    return "".join(ch for ch in fold(text) if ch.isalnum())
-
-
-@functools.lru_cache(maxsize=8192)
-def email_key(token: str) -> str | None:
-    """The normalised e-mail address in one word of text (``<A+x@B.com>,`` gives
-    ``a@b.com``), or None when it holds none."""
-    word = fold(token).strip(_TRIM + ".")
-    word = word.removeprefix("mailto:")
-    if word.count("@") != 1:
-        return None
-    local, domain = word.split("@")
-    local = local.split("+", 1)[0].strip(_TRIM)
-    domain = domain.strip(_TRIM + ".")
-    labels = domain.split(".")
-    if not local or len(labels) < 2 or not all(_label(part) for part in labels):
-        return None
-    return f"{local}@{domain}"
-
-
-@functools.lru_cache(maxsize=8192)
-def url_key(token: str) -> str | None:
-    """The host and path of the URL in one word of text (``https://www.Ex.com/a/?q=1``
-    gives ``ex.com/a``), or None when it holds none. A word without a scheme counts
-    when it starts with ``www.`` or its host ends in a label of letters (``ex.com/a``)."""
-    word = token.strip(_TRIM + ".")
-    if "@" in word and "://" not in word:
-        return None  # an e-mail address
-    folded = fold(word)
-    if "://" in folded:
-        scheme = folded.split("://", 1)[0]
-        if scheme not in ("http", "https", "ftp"):
-            return None
-    else:
-        if "." not in folded.split("/", 1)[0]:
-            return None
-        folded = "http://" + folded
-    try:
-        parts = urlsplit(folded)
-        host = parts.hostname or ""
-    except ValueError:
-        return None
-    host = host.removeprefix("www.").rstrip(".")
-    labels = host.split(".")
-    if len(labels) < 2 or not all(_label(part) for part in labels):
-        return None
-    if not labels[-1].isalpha() or len(labels[-1]) < 2:
-        return None
-    path = fold(unquote(parts.path)).rstrip("/")
-    return host + path
-
-
-def _label(part: str) -> bool:
-    return bool(part) and all(ch.isalnum() or ch == "-" for ch in part)
-
-
-def leaves(value: Any) -> list[str]:
-    """The texts in a JSON value: its strings, and its numbers written out (a whole
-    float as an integer); booleans, nulls and keys are not texts. In order."""
-    if type(value) is str:
-        return [value]
-    found: list[str] = []
-    _collect(value, found)
-    return found
-
-
-def _collect(value: Any, found: list[str]) -> None:
-    kind = type(value)
-    if kind is str:
-        found.append(value)
-    elif kind is bool or value is None:
-        return
-    elif kind is int:
-        found.append(str(value))
-    elif kind is float:
-        found.append(str(int(value)) if value.is_integer() else repr(value))
-    elif kind is dict:
-        for item in value.values():
-            _collect(item, found)
-    elif kind is list or kind is tuple or (isinstance(value, Sequence) and kind is not bytes):
-        for item in value:
-            _collect(item, found)
-
-
-@dataclass(frozen=True, slots=True)
-class Normalised:
-    """A value's texts as provenance compares them: the compact texts (separated), and
-    the e-mail addresses and URLs found in them."""
-
-    text: str
-    emails: frozenset[str]
-    urls: frozenset[str]
-
-
-def normalised(value: Any) -> Normalised:
-    """The normalised form of a JSON value (what :class:`Provenance` indexes; a caller
-    may compute it once for a value it passes again, such as a tool run's result).
-    A text's form is kept (the user's request is normalised once, not per check)."""
-    if type(value) is str:
-        return _normalised_text(value)
-    return _normalised(value)
-
-
-@functools.lru_cache(maxsize=1024)
-def _normalised_text(text: str) -> Normalised:
-    return _normalised(text)
-
-
-def _normalised(value: Any) -> Normalised:
-    texts: list[str] = []
-    emails: set[str] = set()
-    urls: set[str] = set()
-    for leaf in leaves(value):
-        texts.append(compact(leaf))
-        for word in _words(leaf):
-            found = email_key(word)
-            if found is not None:
-                emails.add(found)
-                continue
-            found = url_key(word)
-            if found is not None:
-                urls.add(found)
-    return Normalised(_SEPARATOR.join(texts), frozenset(emails), frozenset(urls))
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +133,7 @@ class _Index:
     """The normalised texts of one group of sources."""
 
     texts: dict[str, str] = field(default_factory=dict)
-    """Compact texts by origin, each leaf separated by :data:`_SEPARATOR`."""
+    """Compact texts by origin, each leaf separated by :data:`SEPARATOR`."""
     emails: dict[str, set[str]] = field(default_factory=dict)
     urls: dict[str, set[str]] = field(default_factory=dict)
     _joined: str | None = field(default=None, init=False, repr=False, compare=False)
@@ -270,7 +144,7 @@ class _Index:
         self.emails.setdefault(origin, set()).update(found.emails)
         self.urls.setdefault(origin, set()).update(found.urls)
         before = self.texts.get(origin)
-        self.texts[origin] = found.text if before is None else before + _SEPARATOR + found.text
+        self.texts[origin] = found.text if before is None else before + SEPARATOR + found.text
 
     def copy_adding(self, origin: str, found: Normalised) -> _Index:
         """A new index: this one with ``found`` added (this one is not changed)."""
@@ -280,13 +154,13 @@ class _Index:
         urls[origin] = set(urls.get(origin, ())) | found.urls
         texts = dict(self.texts)
         before = texts.get(origin)
-        texts[origin] = found.text if before is None else before + _SEPARATOR + found.text
+        texts[origin] = found.text if before is None else before + SEPARATOR + found.text
         return _Index(texts, emails, urls)
 
     def joined(self) -> str:
         """Every compact text of the group, separated (joined once)."""
         if self._joined is None:
-            self._joined = _SEPARATOR.join(self.texts.values())
+            self._joined = SEPARATOR.join(self.texts.values())
         return self._joined
 
     def grams(self) -> frozenset[str]:
@@ -489,10 +363,6 @@ def _holders(part: str, untrusted: _Index) -> set[str]:
     return found
 
 
-def _words(text: str) -> list[str]:
-    return text.split()
-
-
 @functools.lru_cache(maxsize=4096)
 def _parts(text: str) -> tuple[tuple[str, str], ...]:
     """The identifying parts of one text: ``(kind, key)`` with kind ``text`` (a compact
@@ -501,8 +371,8 @@ def _parts(text: str) -> tuple[tuple[str, str], ...]:
     whole = compact(text)
     if len(whole) >= MIN_IDENTIFYING:
         found.append(("text", whole))
-    words = _words(text)
-    for word in words:
+    split = words(text)
+    for word in split:
         email = email_key(word)
         if email is not None:
             found.append(("email", email))
@@ -510,7 +380,7 @@ def _parts(text: str) -> tuple[tuple[str, str], ...]:
         url = url_key(word)
         if url is not None:
             found.append(("url", url))
-    for code in _codes(words):
+    for code in _codes(split):
         if ("text", code) not in found:
             found.append(("text", code))
     return tuple(found)
