@@ -78,21 +78,40 @@ def job_call(holder: type, key: str, method: str, name: str, arguments: Sequence
     """``untrusted(x)``, ``origin(x)``, ``latest(tool, match)``: a method of the value
     the environment holds under ``key`` (``KeyError`` without one)."""
     runs = tuple(argument.run for argument in arguments)
+    reads = reads_of(arguments) | {key}
+    refused = fail(f"{name}() needs the job's {key.lstrip('$')}")
 
-    def read_job(env: Env) -> Any:
-        found = env[key]
-        values = [run(env) for run in runs]
+    def answer(found: Any, values: Sequence[Any]) -> Any:
         error = first_error(values)
         if error is not None:
             return error
         if not isinstance(found, holder):
-            return fail(f"{name}() needs the job's {key.lstrip('$')}")
+            return refused
         try:
             return getattr(found, method)(*values)
         except HelperError as exc:
             return fail(str(exc))
 
-    return Expr(read_job, reads=reads_of(arguments) | {key})
+    if len(runs) == 1:  # untrusted(x), origin(x): one value, read without a list
+        (only,) = runs
+
+        def read_one(env: Env) -> Any:
+            found = env[key]
+            value = only(env)
+            if type(value) is str and value.isascii() and type(found) is holder:
+                try:  # plain text: nothing to check first
+                    return getattr(found, method)(value)
+                except HelperError as exc:
+                    return fail(str(exc))
+            return answer(found, (value,))
+
+        return Expr(read_one, reads=reads)
+
+    def read_job(env: Env) -> Any:
+        found = env[key]
+        return answer(found, [run(env) for run in runs])
+
+    return Expr(read_job, reads=reads)
 
 
 def helper_call(name: str, function: Callable[..., Any], arguments: Sequence[Expr]) -> Expr:

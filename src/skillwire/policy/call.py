@@ -11,6 +11,7 @@ import contextlib
 import datetime
 import json
 import math
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -355,5 +356,5 @@ def _same_prefix(cached: Any, runs: tuple[ToolRun, ...], key: tuple[Any, Any]) -
         len(kept) == len(runs)
         and kept_key[0] is key[0]
         and kept_key[1] is key[1]
-        and all(a is b for a, b in zip(kept, runs, strict=True))
+        and all(map(operator.is_, kept, runs))  # the same run objects, compared in C
     )
