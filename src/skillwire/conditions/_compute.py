@@ -49,7 +49,7 @@ def _whole(value: int) -> int | Unsure:
     return value if INT_MIN <= value <= INT_MAX else fail("integer overflow")
 
 
-def _operands(op: str, left: Any, right: Any) -> tuple[str, str] | Unsure:
+def _operands(left: Any, right: Any) -> tuple[str, str] | Unsure:
     a = kind(left)
     if a is None:
         return left  # type: ignore[no-any-return]
@@ -64,7 +64,7 @@ def _mismatch(op: str, a: str, b: str) -> Unsure:
 
 
 def _add(left: Any, right: Any) -> Any:
-    kinds = _operands("+", left, right)
+    kinds = _operands(left, right)
     if type(kinds) is Unsure:
         return kinds
     a, b = kinds  # type: ignore[misc]
@@ -84,7 +84,7 @@ def _add(left: Any, right: Any) -> Any:
 
 
 def _subtract(left: Any, right: Any) -> Any:
-    kinds = _operands("-", left, right)
+    kinds = _operands(left, right)
     if type(kinds) is Unsure:
         return kinds
     a, b = kinds  # type: ignore[misc]
@@ -104,7 +104,7 @@ def _subtract(left: Any, right: Any) -> Any:
 
 
 def _multiply(left: Any, right: Any) -> Any:
-    kinds = _operands("*", left, right)
+    kinds = _operands(left, right)
     if type(kinds) is Unsure:
         return kinds
     a, b = kinds  # type: ignore[misc]
@@ -118,7 +118,7 @@ def _multiply(left: Any, right: Any) -> Any:
 
 
 def _divide(left: Any, right: Any) -> Any:
-    kinds = _operands("/", left, right)
+    kinds = _operands(left, right)
     if type(kinds) is Unsure:
         return kinds
     a, b = kinds  # type: ignore[misc]
@@ -139,7 +139,7 @@ def _divide(left: Any, right: Any) -> Any:
 
 
 def _remainder(left: Any, right: Any) -> Any:
-    kinds = _operands("%", left, right)
+    kinds = _operands(left, right)
     if type(kinds) is Unsure:
         return kinds
     a, b = kinds  # type: ignore[misc]
@@ -179,8 +179,6 @@ def as_double(value: Any) -> Any:
 
 # timestamps and durations ------------------------------------------------------------
 
-_MIN_TIME = datetime.datetime(1, 1, 1, tzinfo=_UTC)
-_MAX_TIME = datetime.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=_UTC)
 _MAX_SPAN = datetime.timedelta(seconds=315_576_000_000)
 
 
@@ -200,11 +198,6 @@ def _span(value: datetime.timedelta) -> Any:
     return value if -_MAX_SPAN <= value <= _MAX_SPAN else fail("duration overflow")
 
 
-_UNITS: dict[str, datetime.timedelta] = {
-    "h": datetime.timedelta(hours=1), "m": datetime.timedelta(minutes=1),
-    "s": datetime.timedelta(seconds=1), "ms": datetime.timedelta(milliseconds=1),
-    "us": _US, "ns": datetime.timedelta(0),
-}  # fmt: skip
 _NANOS = {"h": 3_600_000_000_000, "m": 60_000_000_000, "s": 1_000_000_000}
 _NANOS |= {"ms": 1_000_000, "us": 1_000, "ns": 1}
 
