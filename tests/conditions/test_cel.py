@@ -52,6 +52,7 @@ def test_the_package_exports_what_it_documents() -> None:
             "USER",
             "tool_origin",
             "HELPERS",
+            "History",
             "Normalised",
             "normalised",
             "RUNS_KEY",

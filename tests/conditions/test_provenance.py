@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from tests.conditions.test_access import cel_only, outcome
+from tests.conditions.test_evaluator import check
 
 from skillwire.conditions import (
     PROVENANCE_KEY,
@@ -288,7 +288,7 @@ CONDITIONS = [
     "'user' in origin(args.iban)",
     "'tool:read_inbox' in origin(args.iban) and amount > 10",
     "size(origin(args.iban)) == 0",
-    "untrusted(args.iban) && args.amount * 2 > 50",  # arithmetic: CEL only
+    "untrusted(args.iban) && args.amount * 2 > 50",
     "[args.iban].exists(x, untrusted(x))",
     "untrusted(args.missing)",
 ]
@@ -297,10 +297,10 @@ CONDITIONS = [
 @pytest.mark.parametrize("source", CONDITIONS)
 @pytest.mark.parametrize("iban", [IBAN, "GB11 0000 1111 2222 3333", 12345678901, None])
 @pytest.mark.parametrize("user", ["pay the rent", f"pay {IBAN}"])
-def test_the_fast_path_answers_as_cel_does(source: str, iban: Any, user: str) -> None:
+def test_provenance_conditions_answer_as_cel_does(source: str, iban: Any, user: str) -> None:
     condition = compile_condition(source)
     variables = _variables(iban, sources(user))
-    assert outcome(condition, variables) == outcome(cel_only(condition), variables)
+    check(condition, variables)
 
 
 def test_conditions_read_untrusted_and_origin() -> None:

@@ -28,8 +28,6 @@ from skillwire.core.errors import (
 
 PRIVATE_SIGNALS = {
     "skillwire.conditions._values.GiveUp",
-    "skillwire.conditions._fastpath._Decline",
-    "skillwire.conditions._matching.MatchesError",
     "skillwire.conditions.functions.HelperError",
     "skillwire.skills._yaml_tree.RejectedNodeError",
     "skillwire.skills.source._DuplicateKeyError",

@@ -1,9 +1,14 @@
-"""The condition language: CEL compiled at load, with a documented dialect of spoken words.
+"""The condition language: CEL compiled at load into one evaluator, with a documented
+dialect of spoken words.
 
 ``compile_condition("file_path ends with '.lock' or amount > 500")`` returns a
 :class:`CelCondition` (a :class:`~skillwire.core.conditions.Condition`) whose
-``expression`` is the CEL that runs. ``docs/conditions.md`` is the author's guide.
-:class:`Provenance` answers ``untrusted()`` and ``origin()`` from a job's sources.
+``expression`` is the CEL that runs: one syntax tree of closures
+(:mod:`skillwire.conditions._parser`) evaluates it, reading only what the answer needs;
+the ``cel`` package checks the syntax at load and is the tests' reference.
+``docs/conditions.md`` is the author's guide. :class:`Provenance` answers ``untrusted()``
+and ``origin()`` from a job's sources; :class:`History` is a job's history as conditions
+read it.
 
 Errors (defined in :mod:`skillwire.core.conditions`)::
 
@@ -22,7 +27,7 @@ from skillwire.conditions.cel import (
 )
 from skillwire.conditions.dialect import Rewrite, Token, rewrite, tokenize
 from skillwire.conditions.expression import CelExpression, compile_expression
-from skillwire.conditions.functions import HELPERS, RUNS_KEY, Runs
+from skillwire.conditions.functions import HELPERS, RUNS_KEY, History, Runs
 from skillwire.conditions.provenance import (
     OPERATOR,
     PROVENANCE_KEY,
@@ -52,6 +57,7 @@ __all__ = [
     "Condition",
     "ConditionEvaluationError",
     "ConditionSyntaxError",
+    "History",
     "Normalised",
     "Provenance",
     "Rewrite",

@@ -14,17 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from skillwire.conditions._scanner import Token
-from skillwire.conditions.access import AccessBuilder, Match
+from skillwire.conditions.access import AccessBuilder
 from skillwire.core.errors import ConditionSyntaxError
 
-__all__ = ["Grammar", "Piece", "plain_text"]
+__all__ = ["Grammar", "Piece"]
 
 _RELATIONS = frozenset({"==", "!=", "<", "<=", ">", ">=", "="})
 _SPOKEN_RELATIONS = frozenset({"in", "contains", "starts", "ends"})
 _DIALECT_WORDS = ("and", "or", "not", "in", "contains", "starts with", "ends with")
 _MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
-_RANGING = frozenset({"all", "exists", "exists_one"})
-"""Macros whose answer depends on each element only through their body's truth."""
 _LITERAL_KINDS = frozenset({"int", "uint", "float", "string", "bytes"})
 _OPERAND_OPS = frozenset({"(", "[", "{", "!", "-"})
 _RESERVED = frozenset(
@@ -52,10 +50,6 @@ class Piece:
     """The double spelling of a whole-number literal, used when the expression computes."""
 
 
-_Fact = tuple[str, Match]
-"""``x.f == 'text'`` (or ``!=``): the root name ``x``, the path ``f`` and the text."""
-
-
 @dataclass(slots=True)
 class _Frag:
     pieces: list[Piece]
@@ -63,14 +57,6 @@ class _Frag:
     literal: Piece | None = None
     node: AccessBuilder | None = None
     """How the value is read, when the fragment is a chain of selections of a name."""
-    chain: tuple[str, tuple[str, ...]] | None = None
-    """That chain: the name and the fields selected."""
-    text: str | None = None
-    """The value of a plain string literal (no escapes, no prefix)."""
-    conj: tuple[_Fact, ...] = ()
-    """Equalities that are all true whenever the fragment is true (its top-level ``&&``)."""
-    neq: tuple[_Fact, ...] = ()
-    """Inequalities of which any one being true makes the fragment true (top-level ``||``)."""
 
 
 def _verbatim(token: Token) -> Piece:
@@ -93,7 +79,6 @@ class Grammar:
         self._max_depth = max_depth
         self._whole = 0
         self._scope: list[str] = []
-        self._scope_nodes: list[AccessBuilder | None] = []
         self.access: dict[str, AccessBuilder] = {}
         """How the expression reads each free name (see :mod:`skillwire.conditions.access`)."""
         self.free: dict[str, int] = {}
@@ -158,10 +143,7 @@ class Grammar:
             token = self._next()
             right = operand()
             pieces = [*left.pieces, self._op(token, text), *right.pieces]
-            if text == "&&":
-                left = _Frag(pieces, conj=left.conj + right.conj)
-            else:
-                left = _Frag(pieces, neq=left.neq + right.neq)
+            left = _Frag(pieces)
         return left
 
     def _relation(self) -> _Frag:
@@ -173,13 +155,7 @@ class Grammar:
                 right = self._additive()
                 text = "==" if token.text == "=" else token.text
                 pieces = [*left.pieces, self._op(token, text), *right.pieces]
-                fact = _fact(left, right) if text in ("==", "!=") else None
-                if fact is None:
-                    left = _Frag(pieces)
-                elif text == "==":
-                    left = _Frag(pieces, conj=(fact,))
-                else:
-                    left = _Frag(pieces, neq=(fact,))
+                left = _Frag(pieces)
             elif token.kind == "name" and token.text in ("not", *_SPOKEN_RELATIONS):
                 left = self._spoken_relation(left)
             else:
@@ -296,7 +272,7 @@ class Grammar:
 
     def _member(self) -> _Frag:
         frag = self._primary()
-        node, chain = frag.node, frag.chain
+        node = frag.node
         while True:
             token = self._peek()
             if self._is(token, "."):
@@ -309,18 +285,16 @@ class Grammar:
                 pieces = [*frag.pieces, _verbatim(token), _verbatim(name)]
                 if self._is(self._peek(), "("):
                     self.calls.setdefault(name.text, name.start)
-                    more, _args = self._arguments(macro=name.text in _MACROS, receiver=node,
-                                                  method=name.text)  # fmt: skip
+                    more, _args = self._arguments(macro=name.text in _MACROS, receiver=node)
                     pieces += more
-                    node = chain = None
+                    node = None
                 else:
                     node = None if node is None else node.field(name.text)
-                    chain = None if chain is None else (chain[0], (*chain[1], name.text))
                 frag = _Frag(pieces, simple=True)
             elif self._is(token, "["):
                 if node is not None:
                     node.uses += 1
-                node = chain = None
+                node = None
                 self._next()
                 self._whole += 1
                 index = self._expr()
@@ -332,25 +306,21 @@ class Grammar:
             else:
                 if node is not None:  # the chain's value is used as it is
                     node.uses += 1
-                    frag.node, frag.chain = node, chain
+                    frag.node = node
                 return frag
 
     def _arguments(
-        self, *, macro: bool, receiver: AccessBuilder | None = None, method: str = ""
+        self, *, macro: bool, receiver: AccessBuilder | None = None
     ) -> tuple[list[Piece], list[_Frag]]:
         """A call's arguments; records how the call reads its ``receiver``."""
         opening = self._next()
         pieces = [_verbatim(opening)]
         binder = None
-        element = None
         if macro and self._peek().kind == "name" and self._is(self._peek(1), ","):
             binder = self._next()
             pieces += [_verbatim(binder), _verbatim(self._next())]
             self.bound.add(binder.text)
-            if receiver is not None and method in _RANGING:
-                element = receiver.element()
             self._scope.append(binder.text)
-            self._scope_nodes.append(element)
         args: list[_Frag] = []
 
         def argument() -> list[Piece]:
@@ -360,15 +330,8 @@ class Grammar:
         pieces += self._items(")", opening, argument)
         if binder is not None:
             self._scope.pop()
-            self._scope_nodes.pop()
         if receiver is not None:
-            if element is not None and binder is not None and len(args) == 1:
-                facts = args[0].neq if method == "all" else args[0].conj
-                receiver.ranged(method, tuple(m for root, m in facts if root == binder.text))
-            elif method == "size" and not args:
-                receiver.sizes += 1
-            else:
-                receiver.uses += 1
+            receiver.uses += 1
         return pieces, args
 
     def _items(self, closing: str, opening: Token, item: Callable[[], list[Piece]]) -> list[Piece]:
@@ -397,7 +360,7 @@ class Grammar:
             self._next()
             piece = _verbatim(token)
             if token.kind != "int":
-                return _Frag([piece], simple=True, text=plain_text(token))
+                return _Frag([piece], simple=True)
             value = int(token.text, 16) if token.text[:2] in ("0x", "0X") else int(token.text)
             if not self._whole and value <= _WHOLE_LIMIT:
                 piece.decimal = repr(float(value))
@@ -410,7 +373,7 @@ class Grammar:
                 inner = [*grouped.pieces, _verbatim(self._expect(")", token, hint="add `)`"))]
                 self._depth -= 1
                 pieces = [_verbatim(token), *inner]
-                return _Frag(pieces, simple=True, conj=grouped.conj, neq=grouped.neq)
+                return _Frag(pieces, simple=True)
             if token.text == "[":
                 inner = self._items("]", token, lambda: self._expr().pieces)
             else:
@@ -434,21 +397,17 @@ class Grammar:
             )
         if self._is(self._peek(), "("):
             self.calls.setdefault(word, token.start)
-            pieces, args = self._arguments(macro=False)
-            if word == "size" and len(args) == 1 and args[0].node is not None:
-                args[0].node.uses -= 1  # measured, not used whole
-                args[0].node.sizes += 1
+            pieces, _args = self._arguments(macro=False)
             return _Frag([_verbatim(token), *pieces], simple=True)
         if word in ("true", "false", "null"):
             return _Frag([_verbatim(token)], simple=True)
-        if word in self._scope:
-            node = self._scope_nodes[len(self._scope) - 1 - self._scope[::-1].index(word)]
-        else:
+        node: AccessBuilder | None = None
+        if word not in self._scope:
             self.free.setdefault(word, token.start)
             node = self.access.get(word)
             if node is None:
                 node = self.access[word] = AccessBuilder()
-        return _Frag([_verbatim(token)], simple=True, node=node, chain=(word, ()))
+        return _Frag([_verbatim(token)], simple=True, node=node)
 
     def _enter(self) -> None:
         self._depth += 1
@@ -505,21 +464,3 @@ class Grammar:
             elif close:
                 hint = f"did you mean `{close[0]}`?"
         return self._error(f"expected an operator before `{token.text}`", at, hint)
-
-
-def plain_text(token: Token) -> str | None:
-    """The value of a string literal without prefix, escapes or triple quotes, else None."""
-    text = token.text
-    if token.kind != "string" or len(text) < 2 or text[0] not in "'\"" or "\\" in text:
-        return None
-    if text.startswith(text[0] * 3):
-        return None
-    return text[1:-1]
-
-
-def _fact(left: _Frag, right: _Frag) -> _Fact | None:
-    """``chain == 'text'`` or ``'text' == chain`` as a fact about the chain's root."""
-    for chain, literal in ((left.chain, right.text), (right.chain, left.text)):
-        if chain is not None and literal is not None and chain[1]:
-            return chain[0], (chain[1], literal)
-    return None

@@ -1,63 +1,57 @@
-"""The closures a condition's fast path is made of (:mod:`skillwire.conditions._fastpath`).
+"""The closures a compiled condition is made of: values, logic, relations, selection.
 
 Each builder takes compiled subexpressions (:class:`Expr`) and returns the one that
-combines them. A closure takes the environment (the variables by name, and the elements
-macros bind by slot number) and returns a value, or :data:`~skillwire.conditions._values.UNSURE`
-where CEL raises or the answer is not certain; it raises
-:class:`~skillwire.conditions._values.GiveUp` on a value it does not read. Where the
-compiler knows more (a constant operand, a chain of selections from a name), the
-builders choose a closure that does less work, with the same answers.
+combines them (functions, methods, macros and arithmetic are in
+:mod:`skillwire.conditions._calls`). A closure takes the environment (the variables by
+name, and the elements macros bind by slot number) and returns a value, or an
+:class:`~skillwire.conditions._values.Unsure` where CEL raises an evaluation error; it
+raises :class:`~skillwire.conditions._values.GiveUp` on a value it does not read and
+``KeyError`` for a name without a value. Where the compiler knows more (a constant
+operand, a chain of selections from a name), the builders choose a closure that does
+less work, with the same answers.
 """
 
 from __future__ import annotations
 
-import contextlib
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from skillwire.conditions._values import (
     INT_MAX,
     INT_MIN,
-    UNSURE,
     CelType,
+    Unsure,
     contains,
     equal,
-    is_text,
+    fail,
     kind,
     order,
+    shown,
     truth,
     unequal,
 )
-from skillwire.conditions.functions import HelperError
-from skillwire.core.patterns import PatternError, compile_pattern
 
 __all__ = [
-    "MACROS",
     "NONE",
     "OPERATORS",
-    "TEXT_TESTS",
     "Env",
     "Expr",
     "Node",
-    "application",
     "conditional",
     "conjunction",
     "constant",
     "disjunction",
-    "helper_call",
+    "first_error",
     "indexing",
-    "job_call",
     "list_of",
-    "macro",
     "map_of",
     "negation",
-    "pattern_match",
     "presence",
+    "reads_of",
     "relation",
     "selection",
-    "text_relation",
     "variable",
 ]
 
@@ -76,10 +70,6 @@ OPERATORS: Final[dict[str, Callable[[Any, Any], bool]]] = {
 }  # fmt: skip
 """The comparison operators, by their CEL spelling."""
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
-TEXT_TESTS: Final[dict[str, Callable[[str, str], bool]]] = {
-    "startsWith": str.startswith, "endsWith": str.endswith, "contains": str.__contains__,
-}  # fmt: skip
-"""The string methods the fast path knows, by their CEL name."""
 
 
 @dataclass(slots=True)
@@ -97,6 +87,19 @@ class Expr:
     """The variables every evaluation reads (not those behind ``&&``, ``||``, ``?``)."""
 
 
+def reads_of(parts: Sequence[Expr]) -> frozenset[str]:
+    """The variables every evaluation of all of ``parts`` reads."""
+    return frozenset().union(*(part.reads for part in parts))
+
+
+def first_error(values: Sequence[Any]) -> Unsure | None:
+    """The first error among ``values`` (checking each is a value the evaluator reads)."""
+    for value in values:
+        if kind(value) is None:
+            return value  # type: ignore[no-any-return]
+    return None
+
+
 def variable(key: str | int) -> Expr:
     """A variable by name, or the element a macro binds by its slot number."""
     reads = frozenset({key}) if isinstance(key, str) else frozenset()
@@ -108,37 +111,41 @@ def constant(value: Any) -> Expr:
     return Expr(lambda env: value, constant=value)
 
 
-def map_of(keys: Sequence[str], values: Sequence[Expr]) -> Expr:
-    """``{'k': v, ...}`` with text keys: UNSURE if a value is one."""
-    runs = tuple(value.run for value in values)
-    names = tuple(keys)
+def map_of(keys: Sequence[Expr], values: Sequence[Expr]) -> Expr:
+    """``{k: v, ...}``: keys are strings or whole numbers; a repeated key keeps the last
+    value (as the package does)."""
+    pairs = tuple((key.run, value.run) for key, value in zip(keys, values, strict=True))
 
     def make_map(env: Env) -> Any:
-        found = {}
-        for key, run in zip(names, runs, strict=True):
-            value = run(env)
+        found: dict[Any, Any] = {}
+        for key_of, value_of in pairs:
+            key = key_of(env)
+            of = kind(key)
+            if of is None:
+                return key
+            if of not in ("string", "int"):
+                return fail(f"a {of} cannot be a map key here (text or a whole number)")
+            value = value_of(env)
             if kind(value) is None:
-                return UNSURE
+                return value
             found[key] = value
         return found
 
-    return Expr(make_map, reads=frozenset().union(*(value.reads for value in values)))
+    return Expr(make_map, reads=reads_of([*keys, *values]))
 
 
 def list_of(items: Sequence[Expr]) -> Expr:
-    """``[a, b, ...]``: an error (UNSURE) if an element is one."""
+    """``[a, b, ...]``: an error if an element is one."""
     if all(item.constant is not NONE for item in items):
         return constant(tuple(item.constant for item in items))
     runs = tuple(item.run for item in items)
 
     def make_list(env: Env) -> Any:
         values = [run(env) for run in runs]
-        for value in values:
-            if kind(value) is None:
-                return UNSURE
-        return values
+        error = first_error(values)
+        return values if error is None else error
 
-    return Expr(make_list, reads=frozenset().union(*(item.reads for item in items)))
+    return Expr(make_list, reads=reads_of(items))
 
 
 # logic ---------------------------------------------------------------------------------
@@ -165,13 +172,12 @@ def _junction(left: Expr, right: Expr, *, decides: bool) -> Expr:
             return decides
         second = second_of(env)
         if second is decides:
-            truth(first)  # gives up on a value the fast path does not read
+            truth(first)  # gives up on a value the evaluator does not read
             return decides
         if first is (not decides) and second is (not decides):
             return not decides
-        truth(first)
-        truth(second)
-        return UNSURE
+        found = truth(first)
+        return found if type(found) is Unsure else truth(second)
 
     return Expr(junction, reads=left.reads)
 
@@ -282,15 +288,22 @@ def _membership(item: Expr, collection: Expr) -> Node:
 
         return among_texts
     receiver = collection.run
-    return lambda env: contains(receiver(env), run(env))
+    return lambda env: _contains_of(receiver(env), run(env))
 
 
-# selection and functions ---------------------------------------------------------------
+def _contains_of(collection: Any, item: Any) -> Any:
+    if type(collection) is Unsure:
+        return collection
+    return contains(collection, item)
+
+
+# selection -----------------------------------------------------------------------------
 
 
 def selection(receiver: Expr, name: str, *, field: bool = True) -> Expr:
     """``receiver.name``, or ``receiver['name']`` when not ``field``: a map's entry."""
     select = (receiver, name) if field else None
+    missing = fail(f"no such key: {name!r}")
     if receiver.path is not None:
         key, names = receiver.path
         path = (key, (*names, name))
@@ -299,7 +312,7 @@ def selection(receiver: Expr, name: str, *, field: bool = True) -> Expr:
 
     def get(env: Env) -> Any:
         value = inner(env)
-        return value.get(name, UNSURE) if type(value) is dict else _unsure(value)
+        return value.get(name, missing) if type(value) is dict else _no_fields(value)
 
     return Expr(get, select=select, reads=receiver.reads)
 
@@ -308,10 +321,11 @@ def _walk(key: Any, names: tuple[str, ...]) -> Node:
     """The entries ``names`` read in turn from the variable (or slot) ``key``."""
     if len(names) == 1:
         first = names[0]
+        missing = fail(f"no such key: {first!r}")
 
         def get(env: Env) -> Any:
             value = env[key]
-            return value.get(first, UNSURE) if type(value) is dict else _unsure(value)
+            return value.get(first, missing) if type(value) is dict else _no_fields(value)
 
         return get
 
@@ -319,28 +333,46 @@ def _walk(key: Any, names: tuple[str, ...]) -> Node:
         value = env[key]
         for name in names:
             if type(value) is not dict:
-                return _unsure(value)
-            value = value.get(name, UNSURE)  # absent: CEL raises
+                return _no_fields(value)
+            value = value.get(name, _MISSING)
+            if value is _MISSING:
+                return fail(f"no such key: {name!r}")
         return value
 
     return walk
 
 
-def _unsure(value: Any) -> Any:
-    """UNSURE, after giving up if ``value`` is not one the fast path reads."""
-    kind(value)
-    return UNSURE
+_MISSING = object()
+
+
+def _no_fields(value: Any) -> Any:
+    """The error of selecting a field of ``value``, which is not a map."""
+    of = kind(value)
+    return value if of is None else fail(f"a {of} has no fields")
 
 
 def indexing(receiver: Expr, index: Expr) -> Expr:
-    """``receiver[index]`` for a list (a map's string keys are a :func:`selection`)."""
+    """``receiver[index]``: an element of a list by position, a map's value by key."""
     collection_of, at_of = receiver.run, index.run
 
     def item(env: Env) -> Any:
         collection, at = collection_of(env), at_of(env)
-        if kind(collection) == "list" and kind(at) == "int" and 0 <= at < len(collection):
+        of, by = kind(collection), kind(at)
+        if of is None:
+            return collection
+        if by is None:
+            return at
+        if of == "list":
+            if by != "int":
+                return fail(f"a list is indexed by an int, not a {by}")
+            if 0 <= at < len(collection):
+                return collection[at]
+            return fail(f"index out of bounds: {at}")
+        if of == "map":
+            if by not in ("string", "int") or at not in collection:
+                return fail(f"no such key: {shown(at) if by == 'double' else repr(at)}")
             return collection[at]
-        return UNSURE
+        return fail(f"a {of} cannot be indexed")
 
     return Expr(item, reads=receiver.reads | index.reads)
 
@@ -354,156 +386,6 @@ def presence(argument: Expr) -> Expr | None:
 
     def has(env: Env) -> Any:
         value = run(env)
-        return name in value if type(value) is dict else _unsure(value)
+        return name in value if type(value) is dict else _no_fields(value)
 
     return Expr(has, reads=receiver.reads)
-
-
-def application(function: Callable[[Any], Any], argument: Expr) -> Expr:
-    """``function(argument)`` for a function of :mod:`~skillwire.conditions._values`."""
-    if argument.constant is not NONE:
-        value = function(argument.constant)
-        if value is not UNSURE:
-            return constant(value)
-    run = argument.run
-    return Expr(lambda env: function(run(env)), reads=argument.reads)
-
-
-def job_call(holder: type, key: str, method: str, arguments: Sequence[Expr]) -> Expr:
-    """``untrusted(x)``, ``origin(x)``, ``latest(tool, match)``: a method of the value
-    the environment holds under ``key`` (UNSURE without one, or when it cannot answer)."""
-    runs = tuple(argument.run for argument in arguments)
-
-    def read_job(env: Env) -> Any:
-        values = [run(env) for run in runs]
-        found = env[key]
-        if not isinstance(found, holder) or any(kind(value) is None for value in values):
-            return UNSURE
-        try:
-            return getattr(found, method)(*values)
-        except HelperError:
-            return UNSURE
-
-    reads = frozenset().union(*(argument.reads for argument in arguments))
-    return Expr(read_job, reads=reads | {key})
-
-
-def helper_call(function: Callable[..., Any], arguments: Sequence[Expr]) -> Expr:
-    """``sum(xs)`` and the other pure helpers: UNSURE where the helper cannot answer."""
-    runs = tuple(argument.run for argument in arguments)
-
-    def call_helper(env: Env) -> Any:
-        values = [run(env) for run in runs]
-        if any(kind(value) is None for value in values):
-            return UNSURE
-        try:
-            return function(*values)
-        except (HelperError, TypeError):
-            return UNSURE
-
-    reads = frozenset().union(*(argument.reads for argument in arguments))
-    return Expr(call_helper, reads=reads)
-
-
-def text_relation(method: str, receiver: Expr, argument: Expr) -> Expr:
-    """``receiver.startsWith(argument)`` and the other :data:`TEXT_TESTS`."""
-    test, text_of, part_of = TEXT_TESTS[method], receiver.run, argument.run
-
-    def text_test(env: Env) -> Any:
-        text, part = text_of(env), part_of(env)
-        if type(text) is str and type(part) is str and text.isascii() and part.isascii():
-            return test(text, part)
-        if kind(text) == "string" and kind(part) == "string":
-            return test(text, part)
-        return UNSURE
-
-    return Expr(text_test, reads=receiver.reads | argument.reads)
-
-
-def pattern_match(receiver: Expr, argument: Expr) -> Expr:
-    """``receiver.matches(argument)`` on the skill pattern engine; a pattern written in
-    the condition was compiled at load, one from the data is compiled once and cached."""
-    text_of, pattern_of = receiver.run, argument.run
-    known = None
-    if type(argument.constant) is str:
-        # refused at load; were it to get here, every evaluation asks CEL, which fails
-        with contextlib.suppress(PatternError):
-            known = compile_pattern(argument.constant)
-
-    def search(env: Env) -> Any:
-        text = text_of(env)
-        if type(text) is not str or not is_text(text):
-            return UNSURE  # CEL says what is wrong with it
-        pattern = known
-        if pattern is None:
-            source = pattern_of(env)
-            if type(source) is not str:
-                return UNSURE
-            try:
-                pattern = compile_pattern(source)
-            except PatternError:
-                return UNSURE
-        return pattern.search(text) is not None
-
-    return Expr(search, reads=receiver.reads | argument.reads)
-
-
-# macros --------------------------------------------------------------------------------
-
-
-def _ranging(decides: bool) -> Callable[[Node, int, Node], Node]:
-    """``exists`` (``decides`` True: true at the first element whose body is true) or
-    ``all`` (``decides`` False: false at the first element whose body is false)."""
-
-    def build(items_of: Node, slot: int, body: Node) -> Node:
-        def ranging(env: Env) -> Any:
-            items = items_of(env)
-            if type(items) is not list and type(items) is not tuple:
-                return _unsure(items)  # a map ranges over its keys in CEL: not done here
-            frame = cast("dict[Any, Any]", env)
-            for item in items:
-                frame[slot] = item
-                found = body(frame)
-                if found is not (not decides):
-                    return decides if found is decides else truth(found)
-            return not decides
-
-        return ranging
-
-    return build
-
-
-def _exists_one(items_of: Node, slot: int, body: Node) -> Node:
-    def exists_one(env: Env) -> Any:
-        items = items_of(env)
-        if type(items) is not list and type(items) is not tuple:
-            return _unsure(items)
-        count = 0
-        frame = cast("dict[Any, Any]", env)
-        for item in items:
-            frame[slot] = item
-            found = body(frame)
-            if found is True:
-                count += 1
-            elif found is not False:
-                return truth(found)
-        return count == 1
-
-    return exists_one
-
-
-_RANGING: dict[str, Callable[[Node, int, Node], Node]] = {
-    "exists": _ranging(True), "all": _ranging(False), "exists_one": _exists_one,
-}  # fmt: skip
-MACROS: Final = frozenset(_RANGING)
-"""The macros the fast path knows: each takes a list, a bound name and a body."""
-
-
-def macro(name: str, receiver: Expr, slot: int, body: Expr) -> Expr:
-    """``receiver.name(x, body)``, ``x`` being the element bound in slot ``slot``.
-
-    The elements are taken in order, as the CEL package does: ``exists`` is true at the
-    first element whose body is true and ``all`` false at the first one whose body is
-    false; an error (or an unsure body) before that is the answer.
-    """
-    return Expr(_RANGING[name](receiver.run, slot, body.run), reads=receiver.reads)

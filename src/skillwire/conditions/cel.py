@@ -1,21 +1,21 @@
-"""Conditions compiled to CEL at load and evaluated, failing closed, at run time.
+"""Conditions compiled once at load and evaluated, failing closed, at run time.
 
 :func:`compile_condition` turns the author's text into a :class:`CelCondition`: the
-dialect is rewritten (:mod:`skillwire.conditions.dialect`), CEL parses the result, and
-the functions it calls and the names it reads are checked. Every problem found there is a
-:class:`~skillwire.core.conditions.ConditionSyntaxError` pointing at the author's column.
+dialect is rewritten (:mod:`skillwire.conditions.dialect`), the ``cel`` package checks
+that the result is CEL (its parse errors point at the author's column), the functions
+it calls and the names it reads are checked, and :mod:`skillwire.conditions._parser`
+compiles it into the one tree of closures that evaluates it. Every problem found there
+is a :class:`~skillwire.core.conditions.ConditionSyntaxError` pointing at the author's
+column, including a construct CEL has and the evaluator does not (``1u``, ``b'x'``).
 
-At run time :meth:`CelCondition.evaluate` returns ``True`` or ``False``; a missing value,
-a type mismatch or a result that is not a boolean raises
-:class:`~skillwire.core.conditions.ConditionEvaluationError`, never ``False``, so the
-caller can fail closed. A condition in the common subset is first evaluated in Python
-(:mod:`skillwire.conditions._fastpath`), which answers exactly as CEL does or not at all;
-otherwise CEL evaluates it, given only the parts of the variables the expression reads
-(:mod:`skillwire.conditions.access`).
+At run time :meth:`CelCondition.evaluate` returns ``True`` or ``False``, reading only
+what the answer needs; a missing value, a type mismatch or a result that is not a
+boolean raises :class:`~skillwire.core.conditions.ConditionEvaluationError`, never
+``False``, so the caller can fail closed. The ``cel`` package never evaluates: it is
+the load-time validator here and the reference the tests compare the evaluator with.
 
-``matches()`` runs on the skill pattern engine in both (:mod:`skillwire.conditions._matching`):
-a pattern written in the condition is compiled at load, and the CEL program calls our
-function instead of the package's own ``matches``, which compiles on every evaluation.
+``matches()`` runs on the skill pattern engine (:mod:`skillwire.core.patterns`): a
+pattern written in the condition is compiled at load, one from the data once per text.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import Any, Final
 
 import cel
 
-from skillwire.conditions import _matching
-from skillwire.conditions._fastpath import _HOLDERS, _JOB, compile_fast_path
+from skillwire.conditions._parser import JOB, compile_tree
 from skillwire.conditions._scanner import tokenize
+from skillwire.conditions._values import GiveUp, Unsure, shown
 from skillwire.conditions.dialect import Rewrite, rewrite
 from skillwire.conditions.functions import HELPERS, RUNS_KEY
 from skillwire.conditions.provenance import PROVENANCE_KEY
@@ -46,8 +46,8 @@ PROVENANCE_FUNCTIONS: Final = frozenset({"untrusted", "origin"})
 """Functions that read the job's sources (:mod:`skillwire.conditions.provenance`),
 given to a condition under :data:`~skillwire.conditions.provenance.PROVENANCE_KEY`."""
 
-JOB_FUNCTIONS: Final[dict[str, tuple[str, str]]] = _JOB
-"""Functions that read the job: the key of the value they read and its method."""
+JOB_FUNCTIONS: Final = frozenset(JOB)
+"""Functions that read the job (its sources, its history)."""
 
 
 RUNTIME_NAMES: Final = frozenset(
@@ -70,68 +70,39 @@ FUNCTIONS: Final = frozenset(
 
 _TYPE_NAMES = frozenset({"bool", "bytes", "double", "int", "list", "map", "null_type"})
 _TYPE_NAMES |= {"string", "type", "uint"}
-_WHOLE_LIMIT = 2**53
 _PARSE_PREFIX = "Failed to parse expression '"
 _ERROR_MARKER = "ERROR: <input>:"
 
 
 class CelCondition:
-    """A condition compiled to CEL; satisfies :class:`~skillwire.core.conditions.Condition`.
+    """A compiled condition; satisfies :class:`~skillwire.core.conditions.Condition`.
 
     Build one with :func:`compile_condition`. Instances are immutable and may be shared
     between threads and jobs.
     """
 
-    __slots__ = (
-        "_arithmetic",
-        "_bound",
-        "_constant",
-        "_fast",
-        "_functions",
-        "_names",
-        "_narrowed",
-        "_optional",
-        "_program",
-        "_provenance",
-        "_required",
-        "_rewrite",
-    )
+    __slots__ = ("_constant", "_frames", "_names", "_required", "_rewrite", "_run", "_unread")
 
     def __init__(
         self,
         rewritten: Rewrite,
-        program: Any,
         required: tuple[str, ...],
         optional: tuple[str, ...],
         *,
         value: bool = False,
     ) -> None:
         self._rewrite = rewritten
-        self._program = program
-        self._functions: dict[str, Any] | None = None
-        routed = _matching.route_matches(rewritten.expression)
-        if routed is not None:  # CEL calls our `matches`, compiled once, on our engine
-            self._program = cel.compile(routed)
-            self._functions = {_matching.FUNCTION: _matching.matches}
-        calls = rewritten.calls
-        self._bound = tuple(
-            (name, *JOB_FUNCTIONS[name]) for name in sorted(calls) if name in JOB_FUNCTIONS
-        )
-        self._provenance = bool(self._bound)
-        helpers = {name: HELPERS[name] for name in calls if name in HELPERS}
-        if self._bound or helpers:
-            self._functions = {**(self._functions or {}), **helpers}
-        for key in dict.fromkeys(key for _, key, _ in self._bound):
-            required = (*required, key)
-        self._required = required
-        self._optional = optional
-        self._arithmetic = rewritten.arithmetic
-        self._names = frozenset(required)
-        self._narrowed = tuple(
-            (name, access) for name, access in rewritten.access.items() if not access.whole
-        )
+        tree = compile_tree(rewritten, required, optional)
+        self._run = tree.root.run
+        self._frames = tree.frames
+        for name in sorted(rewritten.calls):
+            if name in JOB:
+                required = (*required, JOB[name][0])
+        self._required = tuple(dict.fromkeys(required))
+        self._names = frozenset(self._required)
+        self._unread = tuple(name for name in self._required if name not in tree.root.reads)
+        """Names an evaluation may skip (behind `&&`, `||`, `?`) that still need a value."""
         self._constant: bool | None = None
-        self._fast = None if value else compile_fast_path(rewritten, required)
         if not required and not optional and not value:
             self._constant = self._fold()
 
@@ -169,25 +140,20 @@ class CelCondition:
         return frozenset(self._rewrite.calls)
 
     def evaluate(self, variables: Mapping[str, Any]) -> bool:
-        """Evaluate against ``variables``; only the names the expression reads are passed.
+        """Evaluate against ``variables``, reading only what the answer needs.
 
         Raises :class:`~skillwire.core.conditions.ConditionEvaluationError` when a name
-        has no value, the values have types the expression cannot combine (``"750" > 500``),
-        or the result is not a boolean. Values must be JSON-like (dicts, lists, strings,
-        numbers, booleans, ``None``, datetimes): the CEL extension crashes the process on a
-        cyclic value or one nested thousands of levels deep (``json.loads`` yields neither).
+        the expression reads has no value, the values have types the expression cannot
+        combine (``"750" > 500``), a value is not JSON-like (nor a datetime or a
+        timedelta), or the result is not a boolean.
         """
         if self._constant is not None:
             return self._constant
-        if self._fast is not None:
-            answer = self._fast(variables)
-            if answer is not None:
-                return answer
         result = self._execute(variables)
         if result is True or result is False:
             return result
         raise ConditionEvaluationError(
-            f"cannot evaluate `{self.source}`: it gives {type(result).__name__} "
+            f"cannot evaluate `{self.source}`: it gives {_kind(result)} "
             f"{_shorten(repr(result))}, not true or false"
         )
 
@@ -195,57 +161,46 @@ class CelCondition:
         return f"{type(self).__name__}({self.source!r})"
 
     def _execute(self, variables: Mapping[str, Any]) -> Any:
-        """What CEL gives for the expression, on the parts of ``variables`` it reads."""
+        """The expression's value on ``variables``; raises for an error."""
         try:
-            values = {name: variables[name] for name in self._required}
+            for name in self._unread:
+                if name not in variables:
+                    raise KeyError(name)
+            result = self._run(_Frame(variables) if self._frames else variables)
         except KeyError as exc:
-            missing = next((name for name in self._required if name not in variables), exc)
-            if missing in (PROVENANCE_KEY, RUNS_KEY):
-                needs = ", ".join(f"{name}()" for name, key, _ in self._bound if key == missing)
-                raise ConditionEvaluationError(
-                    f"cannot evaluate `{self.source}`: {needs} need the job's "
-                    f"{'sources' if missing == PROVENANCE_KEY else 'history'}, "
-                    "and none was given"
-                ) from None
+            raise ConditionEvaluationError(self._missing(exc.args[0] if exc.args else "")) from None
+        except GiveUp as exc:
+            raise ConditionEvaluationError(self._failure(str(exc), variables)) from None
+        except RecursionError:
             raise ConditionEvaluationError(
-                f"cannot evaluate `{self.source}`: `{missing}` has no value"
+                self._failure("a value is nested too deep", variables)
             ) from None
-        for name in self._optional:
-            if name in variables:
-                values[name] = variables[name]
-        for name, access in self._narrowed:  # only what the expression reads is converted
-            if name in values:
-                values[name] = access.narrow(values[name])
-        try:
-            if self._arithmetic:
-                values = {name: _decimal(value) for name, value in values.items()}
-            if self._functions is None:
-                result = self._program.execute(values)
-            else:
-                result = self._program.execute(cel.Context(values, self._context(values)))
-        except Exception as exc:
-            raise ConditionEvaluationError(self._failure(exc, values)) from exc
-        except BaseException as exc:
-            if not _is_native_panic(exc):
-                raise
-            raise ConditionEvaluationError(self._failure(exc, values)) from exc
+        if type(result) is Unsure:
+            raise ConditionEvaluationError(self._failure(result.reason, variables))
         return result
 
-    def _context(self, values: dict[str, Any]) -> dict[str, Any]:
-        """The Python functions CEL calls; the job's sources and runs taken out of
-        ``values`` and bound to the functions that read them."""
-        functions = self._functions
-        assert functions is not None
-        if not self._provenance:
-            return functions
-        bound = dict(functions)
-        held = {key: values.pop(key) for key in {key for _, key, _ in self._bound}}
-        for name, key, method in self._bound:
-            holder = held[key]
-            if not isinstance(holder, _HOLDERS[key]):
-                raise TypeError(f"{name}() needs the job's {key.lstrip('$')}")
-            bound[name] = getattr(holder, method)
-        return bound
+    def _failure(self, reason: str, variables: Mapping[str, Any]) -> str:
+        """The message of an evaluation error, with the types of the names it read."""
+        given = ", ".join(
+            f"{name}: {type(variables[name]).__name__}"
+            for name in self._required
+            if not name.startswith("$") and name in variables
+        )
+        suffix = f" (given {given})" if given else ""
+        return f"cannot evaluate `{self.source}`: {reason}{suffix}"
+
+    def _missing(self, name: str) -> str:
+        if name in (PROVENANCE_KEY, RUNS_KEY):
+            needs = ", ".join(
+                f"{call}()"
+                for call in sorted(self._rewrite.calls)
+                if call in JOB and JOB[call][0] == name
+            )
+            return (
+                f"cannot evaluate `{self.source}`: {needs} need the job's "
+                f"{'sources' if name == PROVENANCE_KEY else 'history'}, and none was given"
+            )
+        return f"cannot evaluate `{self.source}`: `{name}` has no value"
 
     def _fold(self) -> bool:
         """Evaluate a condition that reads no names once, at load (``always``, ``1 == 1.0``)."""
@@ -259,14 +214,21 @@ class CelCondition:
                 hint="a condition must give true or false, e.g. `amount > 500` or `always`",
             ) from None
 
-    def _failure(self, exc: BaseException, values: Mapping[str, Any]) -> str:
-        detail = str(exc).split("\n", 1)[0]
-        if self._functions is not None:
-            detail = _matching.failure_text(detail)
-        detail = detail.split(". ", 1)[0] or type(exc).__name__
-        given = ", ".join(f"{name}: {type(value).__name__}" for name, value in values.items())
-        suffix = f" (given {given})" if given else ""
-        return f"cannot evaluate `{self.source}`: {detail}{suffix}"
+
+class _Frame(dict[Any, Any]):
+    """The environment of one evaluation that binds names (macros): the slots they
+    bind, and each variable read once from the caller's mapping."""
+
+    __slots__ = ("_variables",)
+
+    def __init__(self, variables: Mapping[str, Any]) -> None:
+        super().__init__()
+        self._variables = variables
+
+    def __missing__(self, key: Any) -> Any:
+        value = self._variables[key]
+        self[key] = value
+        return value
 
 
 def compile_condition(source: str, *, known_names: Collection[str] | None = None) -> CelCondition:
@@ -283,14 +245,13 @@ def compile_condition(source: str, *, known_names: Collection[str] | None = None
 
 def compiled_parts(
     source: str, known_names: Collection[str] | None
-) -> tuple[Rewrite, Any, tuple[str, ...], tuple[str, ...]]:
-    """The parts of a compiled expression: the rewrite, CEL's program, the names it
-    must read and those it may (:func:`compile_condition` and the facts share them)."""
+) -> tuple[Rewrite, tuple[str, ...], tuple[str, ...]]:
+    """The parts of a compiled expression: the rewrite, the names it must read and
+    those it may (:func:`compile_condition` and the facts share them)."""
     rewritten = rewrite(source)
     program = _compile(rewritten)
     _check_calls(rewritten, program)
     _check_source_calls(rewritten)
-    _matching.check_literal_patterns(rewritten)
     known = None if known_names is None else frozenset(known_names)
     required: dict[str, int] = {}
     optional: list[str] = []
@@ -310,7 +271,7 @@ def compiled_parts(
                     column=offset + 1,
                     hint=_name_hint(name, known),
                 )
-    return rewritten, program, tuple(required), tuple(optional)
+    return rewritten, tuple(required), tuple(optional)
 
 
 def _compile(rewritten: Rewrite) -> Any:
@@ -412,31 +373,14 @@ def _name_hint(name: str, known: frozenset[str]) -> str:
     return f"a condition here can read: {listed}" if names else "this skill defines no names"
 
 
-def _decimal(value: Any) -> Any:
-    """The value with every whole number (not bools) as a float, for arithmetic in CEL."""
-    kind = type(value)
-    if kind is float or kind is str or kind is bool or value is None:
-        return value
-    if kind is int:
-        return float(value) if -_WHOLE_LIMIT <= value <= _WHOLE_LIMIT else value
-    if kind is dict:
-        return {key: _decimal(item) for key, item in value.items()}
-    if kind is list or kind is tuple:
-        return [_decimal(item) for item in value]
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return _decimal(int(value))
-    if isinstance(value, Mapping):
-        return {key: _decimal(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_decimal(item) for item in value]
-    return value
-
-
 def _is_native_panic(exc: BaseException) -> bool:
     """A panic inside the CEL extension surfaces as ``pyo3_runtime.PanicException``."""
     return type(exc).__name__ == "PanicException"
+
+
+def _kind(value: Any) -> str:
+    kind = shown(value)
+    return {"dict": "map", "tuple": "list"}.get(kind, kind)
 
 
 def _shorten(text: str, limit: int = 60) -> str:

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import datetime
 import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Protocol
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final, Protocol, overload
 
 from skillwire.conditions.provenance import fold
 from skillwire.core.errors import ControlFlowSignal
@@ -32,6 +32,7 @@ __all__ = [
     "HELPERS",
     "RUNS_KEY",
     "HelperError",
+    "History",
     "Run",
     "Runs",
     "count",
@@ -64,7 +65,7 @@ class Run(Protocol):
 
 
 def _numbers(values: Any, name: str) -> list[int | float]:
-    if type(values) not in (list, tuple):
+    if type(values) not in _LISTS:
         raise HelperError(f"{name}() takes a list, not {type(values).__name__}")
     for value in values:
         if type(value) not in (int, float) or (type(value) is float and not math.isfinite(value)):
@@ -95,7 +96,7 @@ def most(values: Any) -> int | float:
 
 def count(values: Any) -> int:
     """``count(list)``: the number of elements."""
-    if type(values) not in (list, tuple):
+    if type(values) not in _LISTS:
         raise HelperError(f"count() takes a list, not {type(values).__name__}")
     return len(values)
 
@@ -136,6 +137,55 @@ HELPERS: Final[Mapping[str, Callable[..., Any]]] = {
 """The pure helpers by the name a condition calls them."""
 
 
+class History(Sequence[dict[str, Any]]):
+    """A job's history as conditions read it, a list of ``{tool, args, result, ok}``:
+    each run's map is made when an evaluation reaches it (``history.exists(...)`` that
+    decides at the last run reads one), never the whole history up front."""
+
+    __slots__ = ("_maps", "_runs")
+
+    def __init__(self, runs: Sequence[Run]) -> None:
+        self._runs = runs
+        self._maps: dict[int, dict[str, Any]] = {}
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if type(index) is not int:
+            if isinstance(index, slice):
+                return [self[i] for i in range(*index.indices(len(self._runs)))]
+            raise TypeError(f"history indices are integers, not {type(index).__name__}")
+        if index < 0:
+            index += len(self._runs)
+        found = self._maps.get(index)
+        return found if found is not None else self._made(index, self._runs[index])
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        maps = self._maps
+        for index, run in enumerate(self._runs):
+            found = maps.get(index)
+            yield found if found is not None else self._made(index, run)
+
+    def _made(self, index: int, run: Run) -> dict[str, Any]:
+        args = run.args if type(run.args) is dict else dict(run.args)
+        found = {"tool": run.tool, "args": args, "result": run.result, "ok": run.ok}
+        self._maps[index] = found
+        return found
+
+    def __repr__(self) -> str:
+        return f"History({list(self)!r})"
+
+
+_LISTS = (list, tuple, History)
+
+
 class Runs:
     """The job's history for ``latest()``: runs oldest first, and the names a tool may be
     called by (a package tool's local name) mapped to its full name."""
@@ -153,23 +203,59 @@ class Runs:
         if match is not None and not isinstance(match, Mapping):
             raise HelperError(f"latest() matches a map, not {type(match).__name__}")
         full = self._names.get(tool, tool)
+        wanted = tuple(match.items()) if match else ()
+        single = wanted[0] if len(wanted) == 1 else None
+        key, value = single if single is not None else ("", None)
+        kind, number = type(value), type(value) in _NUMBERS
         for run in reversed(self._runs):
             if run.tool != full:
                 continue
-            if match and not (_holds(run.args, match) or _holds(run.result, match)):
+            if single is not None:  # the common case, without a call per run
+                args, result = run.args, run.result
+                if type(args) is dict and type(result) is dict:
+                    found = args.get(key, _ABSENT)
+                    if type(found) is kind:
+                        if found == value:
+                            break
+                    elif number and type(found) in _NUMBERS and found == value:
+                        break
+                    found = result.get(key, _ABSENT)
+                    if type(found) is kind:
+                        if found == value:
+                            break
+                    elif number and type(found) in _NUMBERS and found == value:
+                        break
+                    continue
+                if not (_holds(args, wanted) or _holds(result, wanted)):
+                    continue
+            elif wanted and not (_holds(run.args, wanted) or _holds(run.result, wanted)):
                 continue
-            args = run.args if type(run.args) is dict else dict(run.args)
-            return {"tool": run.tool, "args": args, "result": run.result, "ok": run.ok}
-        return None
+            return _run_map(run)
+        else:
+            return None
+        return _run_map(run)  # found by the common case
 
 
-def _holds(found: Any, match: Mapping[str, Any]) -> bool:
-    if not isinstance(found, Mapping):
+def _run_map(run: Run) -> dict[str, Any]:
+    args = run.args if type(run.args) is dict else dict(run.args)
+    return {"tool": run.tool, "args": args, "result": run.result, "ok": run.ok}
+
+
+_ABSENT = object()
+_NUMBERS = (int, float)
+
+
+def _holds(found: Any, wanted: tuple[tuple[str, Any], ...]) -> bool:
+    """Whether the map ``found`` holds every key of ``wanted`` with an equal value (a
+    number equals a number of the same value; other values are equal when of one type)."""
+    if type(found) is not dict and not isinstance(found, Mapping):
         return False
-    return all(key in found and _same(found[key], value) for key, value in match.items())
+    return all(_same(found.get(key, _ABSENT), value) for key, value in wanted)
 
 
-def _same(a: Any, b: Any) -> bool:
-    if type(a) in (int, float) and type(b) in (int, float):
-        return bool(a == b)
-    return bool(type(a) is type(b) and a == b)
+def _same(found: Any, value: Any) -> bool:
+    """A number equals a number of the same value; other values are equal when of one
+    type and equal (``True`` is not ``1``)."""
+    if type(found) is type(value):
+        return bool(found == value)
+    return type(found) in _NUMBERS and type(value) in _NUMBERS and found == value

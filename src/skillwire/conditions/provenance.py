@@ -39,11 +39,21 @@ across two results, or glued to one the user typed).
 from __future__ import annotations
 
 import functools
-import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import unquote, urlsplit
+
+from skillwire.conditions._normalise import (
+    SEPARATOR,
+    Normalised,
+    compact,
+    email_key,
+    fold,
+    leaves,
+    normalised,
+    url_key,
+    words,
+)
 
 __all__ = [
     "MIN_FRAGMENT",
@@ -85,128 +95,12 @@ MIN_STRETCH_DIGITS: Final = 6
 
 USER: Final = "user"
 OPERATOR: Final = "operator"
-_SEPARATOR = "|"  # not a letter or digit: no compact value spans two texts
-_TRIM = "<>()[]{}\"'`,;:!?*"
 _MIN_CODE_DIGITS = 4
 
 
 def tool_origin(tool: str) -> str:
     """The origin of a value found in ``tool``'s output: ``tool:<name>``."""
     return f"tool:{tool}"
-
-
-def fold(text: str) -> str:
-    """``text`` with Unicode compatibility forms and case folded (NFKC, then the case
-    folding of the upper case, then NFKC again)."""
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).upper().casefold())
-
-
-@functools.lru_cache(maxsize=8192)
-def compact(text: str) -> str:
-    """The folded text with everything but letters and digits dropped."""
-    return "".join(ch for ch in fold(text) if ch.isalnum())
-
-
-@functools.lru_cache(maxsize=8192)
-def email_key(token: str) -> str | None:
-    """The normalised e-mail address in one word of text (``<A+x@B.com>,`` gives
-    ``a@b.com``), or None when it holds none."""
-    word = fold(token).strip(_TRIM + ".")
-    word = word.removeprefix("mailto:")
-    if word.count("@") != 1:
-        return None
-    local, domain = word.split("@")
-    local = local.split("+", 1)[0].strip(_TRIM)
-    domain = domain.strip(_TRIM + ".")
-    labels = domain.split(".")
-    if not local or len(labels) < 2 or not all(_label(part) for part in labels):
-        return None
-    return f"{local}@{domain}"
-
-
-@functools.lru_cache(maxsize=8192)
-def url_key(token: str) -> str | None:
-    """The host and path of the URL in one word of text (``https://www.Ex.com/a/?q=1``
-    gives ``ex.com/a``), or None when it holds none. A word without a scheme counts
-    when it starts with ``www.`` or its host ends in a label of letters (``ex.com/a``)."""
-    word = token.strip(_TRIM + ".")
-    if "@" in word and "://" not in word:
-        return None  # an e-mail address
-    folded = fold(word)
-    if "://" in folded:
-        scheme = folded.split("://", 1)[0]
-        if scheme not in ("http", "https", "ftp"):
-            return None
-    else:
-        if "." not in folded.split("/", 1)[0]:
-            return None
-        folded = "http://" + folded
-    try:
-        parts = urlsplit(folded)
-        host = parts.hostname or ""
-    except ValueError:
-        return None
-    host = host.removeprefix("www.").rstrip(".")
-    labels = host.split(".")
-    if len(labels) < 2 or not all(_label(part) for part in labels):
-        return None
-    if not labels[-1].isalpha() or len(labels[-1]) < 2:
-        return None
-    path = fold(unquote(parts.path)).rstrip("/")
-    return host + path
-
-
-def _label(part: str) -> bool:
-    return bool(part) and all(ch.isalnum() or ch == "-" for ch in part)
-
-
-def leaves(value: Any) -> Iterator[str]:
-    """The texts in a JSON value: its strings, and its numbers written out (a whole
-    float as an integer); booleans, nulls and keys are not texts."""
-    kind = type(value)
-    if kind is str:
-        yield value
-    elif kind is bool or value is None:
-        return
-    elif kind is int:
-        yield str(value)
-    elif kind is float:
-        yield str(int(value)) if value.is_integer() else repr(value)
-    elif kind is dict:
-        for item in value.values():
-            yield from leaves(item)
-    elif kind is list or kind is tuple:
-        for item in value:
-            yield from leaves(item)
-
-
-@dataclass(frozen=True, slots=True)
-class Normalised:
-    """A value's texts as provenance compares them: the compact texts (separated), and
-    the e-mail addresses and URLs found in them."""
-
-    text: str
-    emails: frozenset[str]
-    urls: frozenset[str]
-
-
-def normalised(value: Any) -> Normalised:
-    """The normalised form of a JSON value (what :class:`Provenance` indexes; a caller
-    may compute it once for a value it passes again, such as a tool run's result)."""
-    texts: list[str] = []
-    emails: set[str] = set()
-    urls: set[str] = set()
-    for leaf in leaves(value):
-        texts.append(compact(leaf))
-        for word in _words(leaf):
-            found = email_key(word)
-            if found is not None:
-                emails.add(found)
-                continue
-            found = url_key(word)
-            if found is not None:
-                urls.add(found)
-    return Normalised(_SEPARATOR.join(texts), frozenset(emails), frozenset(urls))
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,15 +133,18 @@ class _Index:
     """The normalised texts of one group of sources."""
 
     texts: dict[str, str] = field(default_factory=dict)
-    """Compact texts by origin, each leaf separated by :data:`_SEPARATOR`."""
+    """Compact texts by origin, each leaf separated by :data:`SEPARATOR`."""
     emails: dict[str, set[str]] = field(default_factory=dict)
     urls: dict[str, set[str]] = field(default_factory=dict)
+    _joined: str | None = field(default=None, init=False, repr=False, compare=False)
+    _grams: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def add(self, origin: str, found: Normalised) -> None:
+        self._joined = self._grams = None
         self.emails.setdefault(origin, set()).update(found.emails)
         self.urls.setdefault(origin, set()).update(found.urls)
         before = self.texts.get(origin)
-        self.texts[origin] = found.text if before is None else before + _SEPARATOR + found.text
+        self.texts[origin] = found.text if before is None else before + SEPARATOR + found.text
 
     def copy_adding(self, origin: str, found: Normalised) -> _Index:
         """A new index: this one with ``found`` added (this one is not changed)."""
@@ -257,12 +154,24 @@ class _Index:
         urls[origin] = set(urls.get(origin, ())) | found.urls
         texts = dict(self.texts)
         before = texts.get(origin)
-        texts[origin] = found.text if before is None else before + _SEPARATOR + found.text
+        texts[origin] = found.text if before is None else before + SEPARATOR + found.text
         return _Index(texts, emails, urls)
 
     def joined(self) -> str:
-        """Every compact text of the group, separated."""
-        return _SEPARATOR.join(self.texts.values())
+        """Every compact text of the group, separated (joined once)."""
+        if self._joined is None:
+            self._joined = SEPARATOR.join(self.texts.values())
+        return self._joined
+
+    def grams(self) -> frozenset[str]:
+        """Every :data:`MIN_FRAGMENT` characters of :meth:`joined` (collected once: an
+        index of tool outputs is shared by the checks of one job)."""
+        if self._grams is None:
+            text = self.joined()
+            self._grams = frozenset(
+                text[i : i + MIN_FRAGMENT] for i in range(len(text) - MIN_FRAGMENT + 1)
+            )
+        return self._grams
 
     def holding(self, kind: str, key: str) -> list[str]:
         """The origins whose texts hold ``key`` (compact text, e-mail or URL)."""
@@ -299,6 +208,23 @@ class ToolOutputs:
         return out
 
 
+_NO_OUTPUTS = ToolOutputs()
+
+
+_OWN = frozenset({USER, OPERATOR})
+
+
+@functools.lru_cache(maxsize=256)
+def _own_index(forms: tuple[tuple[str, str | Normalised], ...]) -> _Index:
+    """The index of what the user and the operator supplied, by their texts or
+    normalised values (the same request is indexed once for the checks of a job; the
+    index is never changed after)."""
+    own = _Index()
+    for origin, found in forms:
+        own.add(origin, found if isinstance(found, Normalised) else normalised(found))
+    return own
+
+
 class Provenance:
     """The sources of one job, normalised on first use; answers for values.
 
@@ -332,13 +258,17 @@ class Provenance:
 
     def _indexes(self) -> tuple[_Index, _Index, _Index]:
         if self._own is None or self._untrusted is None or self._plain is None:
-            own = _Index()
-            tools = ToolOutputs(
-                source for source in self._given if source.origin not in (USER, OPERATOR)
-            )
+            mine: list[tuple[str, str | Normalised]] = []
+            loose: list[Source] = []
             for source in self._given:
-                if source.origin in (USER, OPERATOR):
-                    own.add(source.origin, source.normalised())
+                if source.origin not in _OWN:
+                    loose.append(source)
+                elif type(source.value) is str and source.form is None:
+                    mine.append((source.origin, source.value))  # a text: its hash is kept
+                else:
+                    mine.append((source.origin, source.normalised()))
+            own = _own_index(tuple(mine))
+            tools = ToolOutputs(loose) if loose else _NO_OUTPUTS
             untrusted, plain = tools.untrusted, tools.plain
             if self._outputs is not None:
                 for origin, text in untrusted.texts.items():  # tool sources given loose
@@ -386,7 +316,7 @@ class Provenance:
                 found.update(index.holding(kind, key))
         whole = compact(text)
         if not found and len(whole) >= MIN_IDENTIFYING:
-            part = _mixed(whole, untrusted.joined(), own.joined())
+            part = _mixed(whole, untrusted.joined(), own.joined(), untrusted.grams())
             if part is not None:
                 found.update(_holders(whole, untrusted))
         return found
@@ -399,16 +329,16 @@ class Provenance:
         return found
 
     def _traced(self, text: str) -> Trace | None:
-        own, untrusted, _ = self._indexes()
         whole = compact(text)
+        if len(whole) < MIN_IDENTIFYING and "@" not in text and "." not in text:
+            return None  # not identifying: no address, no URL, too short
+        own, untrusted, _ = self._indexes()
         if whole and own.holding("text", whole):
             return None  # the user's or operator's own words
         if len(whole) >= MIN_IDENTIFYING:
             holders = untrusted.holding("text", whole)
             if holders:
                 return Trace(_short(text), tuple(sorted(holders)))
-        if len(whole) < MIN_IDENTIFYING and "@" not in text and "." not in text:
-            return None  # not identifying: no address, no URL, too short
         for kind, key in _parts(text):
             if own.holding(kind, key):
                 continue
@@ -416,7 +346,7 @@ class Provenance:
             if holders:
                 return Trace(_shown_part(text, kind, key), tuple(sorted(holders)))
         if len(whole) >= MIN_IDENTIFYING:
-            part = _mixed(whole, untrusted.joined(), own.joined())
+            part = _mixed(whole, untrusted.joined(), own.joined(), untrusted.grams())
             if part is not None:
                 shown = _short(text) if part == whole else _short(part)
                 return Trace(shown, tuple(sorted(_holders(whole, untrusted))))
@@ -433,19 +363,16 @@ def _holders(part: str, untrusted: _Index) -> set[str]:
     return found
 
 
-def _words(text: str) -> list[str]:
-    return text.split()
-
-
-def _parts(text: str) -> list[tuple[str, str]]:
+@functools.lru_cache(maxsize=4096)
+def _parts(text: str) -> tuple[tuple[str, str], ...]:
     """The identifying parts of one text: ``(kind, key)`` with kind ``text`` (a compact
     form), ``email`` or ``url``. The whole comes first."""
     found: list[tuple[str, str]] = []
     whole = compact(text)
     if len(whole) >= MIN_IDENTIFYING:
         found.append(("text", whole))
-    words = _words(text)
-    for word in words:
+    split = words(text)
+    for word in split:
         email = email_key(word)
         if email is not None:
             found.append(("email", email))
@@ -453,10 +380,10 @@ def _parts(text: str) -> list[tuple[str, str]]:
         url = url_key(word)
         if url is not None:
             found.append(("url", url))
-    for code in _codes(words):
+    for code in _codes(split):
         if ("text", code) not in found:
             found.append(("text", code))
-    return found
+    return tuple(found)
 
 
 def _codes(words: Sequence[str]) -> Iterator[str]:
@@ -478,7 +405,7 @@ def _codes(words: Sequence[str]) -> Iterator[str]:
         run = []
 
 
-def _mixed(whole: str, untrusted: str, own: str) -> str | None:
+def _mixed(whole: str, untrusted: str, own: str, grams: frozenset[str] | None = None) -> str | None:
     """An untrusted stretch of ``whole`` that the user's and operator's texts (``own``)
     cannot supply: a *stretch* (at least :data:`MIN_STRETCH` letters and digits,
     :data:`MIN_STRETCH_DIGITS` of them digits, found in ``untrusted``), or else the
@@ -488,11 +415,15 @@ def _mixed(whole: str, untrusted: str, own: str) -> str | None:
     size = len(whole)
     if size > MAX_COVERED or not untrusted:
         return None
+    if grams is not None and grams.isdisjoint(
+        {whole[i : i + MIN_FRAGMENT] for i in range(size - MIN_FRAGMENT + 1)}
+    ):
+        return None  # no fragment of untrusted output at all: neither a stretch nor a cover
     reach: list[bool | None] = [None] * (size + 1)
     reach[0] = False
     for start in range(size):
         came = reach[start]
-        far_untrusted = _longest_at(whole, start, untrusted)
+        far_untrusted = _longest_at(whole, start, untrusted, grams)
         far_own = _longest_at(whole, start, own) if own else 0
         if far_untrusted > far_own:
             stretch = whole[start : start + far_untrusted]
@@ -508,10 +439,13 @@ def _mixed(whole: str, untrusted: str, own: str) -> str | None:
     return whole if reach[size] else None
 
 
-def _longest_at(whole: str, start: int, text: str) -> int:
-    """The length of the longest prefix of ``whole[start:]`` found in ``text``."""
+def _longest_at(whole: str, start: int, text: str, grams: frozenset[str] | None = None) -> int:
+    """The length of the longest prefix of ``whole[start:]`` found in ``text``
+    (``grams``: every :data:`MIN_FRAGMENT` characters of ``text``, when known)."""
     low, high = 0, len(whole) - start
-    if high < MIN_FRAGMENT or whole[start : start + MIN_FRAGMENT] not in text:
+    if high < MIN_FRAGMENT:
+        return 0
+    if whole[start : start + MIN_FRAGMENT] not in (text if grams is None else grams):
         return 0
     low = MIN_FRAGMENT
     while low < high:

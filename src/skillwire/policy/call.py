@@ -11,6 +11,7 @@ import contextlib
 import datetime
 import json
 import math
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from skillwire.conditions import (
     RUNS_KEY,
     USER,
     CelExpression,
+    History,
     Normalised,
     Provenance,
     Runs,
@@ -290,7 +292,7 @@ class _Variables(Mapping[str, Any]):
         elif name == "context":
             value = dict(call.context)
         elif name == "history":
-            value = [run.as_dict() for run in call.history]
+            value = History(call.history)  # each run's map made when a condition reaches it
         elif name == PROVENANCE_KEY:
             value = call.provenance
         elif name == RUNS_KEY:
@@ -354,5 +356,5 @@ def _same_prefix(cached: Any, runs: tuple[ToolRun, ...], key: tuple[Any, Any]) -
         len(kept) == len(runs)
         and kept_key[0] is key[0]
         and kept_key[1] is key[1]
-        and all(a is b for a, b in zip(kept, runs, strict=True))
+        and all(map(operator.is_, kept, runs))  # the same run objects, compared in C
     )

@@ -7,6 +7,7 @@ reading it cannot be evaluated and fails closed, as for any missing value.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -78,8 +79,6 @@ def shown_facts(names: Iterable[str], values: Mapping[str, Any]) -> str:
 
 
 def _short(value: Any) -> str:
-    import json
-
     try:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):

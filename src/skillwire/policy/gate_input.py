@@ -292,8 +292,8 @@ def checked_texts(texts: object) -> tuple[str, ...]:
     not its letters), each UTF-8 text, or :class:`GateInputError`."""
     if type(texts) is str:
         texts = (texts,)
-    if type(texts) is tuple and all(type(t) is str for t in texts):
-        found: tuple[str, ...] = texts
+    if (type(texts) is tuple or type(texts) is list) and all(type(t) is str for t in texts):
+        found: tuple[str, ...] = tuple(texts)
     else:
         if isinstance(texts, Mapping) or not isinstance(texts, Sequence):
             raise GateInputError("user_texts", f"expected a list, got {type(texts).__name__}")
@@ -302,6 +302,6 @@ def checked_texts(texts: object) -> tuple[str, ...]:
                 raise GateInputError(f"user_texts[{i}]", f"expected text, got {shown(given)}")
         found = tuple(texts)
     for i, text in enumerate(found):
-        if plain_dumps(text) is None:
+        if not text.isascii() and plain_dumps(text) is None:
             raise GateInputError(f"user_texts[{i}]", "the text holds a lone surrogate (not UTF-8)")
     return found

@@ -1,4 +1,5 @@
-"""Narrowing variables to what a condition reads never changes its answer."""
+"""Conditions over a job's history and context answer as CEL does on the whole values;
+what a condition reads of a name is known at load."""
 
 from __future__ import annotations
 
@@ -7,107 +8,61 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.conditions.test_evaluator import check
 
-from skillwire.conditions import CelCondition, ConditionEvaluationError, compile_condition
-from skillwire.conditions.access import Access
-
-
-def outcome(condition: CelCondition, variables: dict[str, Any]) -> object:
-    try:
-        return condition.evaluate(variables)
-    except ConditionEvaluationError:
-        return "error"
-
-
-def cel_only(condition: CelCondition) -> CelCondition:
-    """The same condition, always evaluated by CEL (no fast path)."""
-    slow = compile_condition(condition.source)
-    object.__setattr__(slow, "_fast", None)  # slots: a plain attribute, set for the test
-    return slow
-
-
-def unnarrowed(condition: CelCondition) -> CelCondition:
-    """The same condition, evaluated by CEL on whole values."""
-    whole = cel_only(condition)
-    object.__setattr__(whole, "_narrowed", ())
-    return whole
-
-
-def narrowed(source: str, name: str) -> Access:
-    return dict(compile_condition(source)._narrowed)[name]
-
-
-RUNS = [
-    {"tool": "verify", "args": {"order": "A-1"}, "result": {"ok": True}, "ok": True},
-    {"tool": "check", "args": {"order": "A-1"}, "result": {"total": 900.0}, "ok": True},
-    {"tool": "refund", "args": {"order": "A-2", "amount": 5}, "result": "done", "ok": False},
-]
-
-
-def test_a_history_condition_sees_only_the_runs_and_fields_it_can_read() -> None:
-    access = narrowed("history.exists(h, h.tool == 'check' && amount > h.result.total)", "history")
-    assert access.narrow(RUNS) == [{"tool": "check", "result": {"total": 900.0}}]
-
-
-def test_size_keeps_every_element_but_still_projects_fields() -> None:
-    source = "size(history) > 0 && history.exists(h, h.tool == 'check' && h.result.total > 1)"
-    assert narrowed(source, "history").narrow(RUNS) == [
-        {"tool": "verify", "result": {}},
-        {"tool": "check", "result": {"total": 900.0}},
-        {"tool": "refund", "result": "done"},  # not a map: passed as it is, CEL says why
-    ]
-
-
-def test_all_drops_the_elements_its_disjunct_makes_true() -> None:
-    access = narrowed("history.all(h, h.tool != 'refund' || h.ok)", "history")
-    assert access.narrow(RUNS) == [{"tool": "refund", "ok": False}]
-
-
-def test_a_map_keeps_the_fields_selected_and_has_sees_absence() -> None:
-    access = narrowed("context.tier == 'vip' && !has(context.banned)", "context")
-    assert access.narrow({"tier": "vip", "user": "u1", "roles": ["a"]}) == {"tier": "vip"}
-    assert access.narrow({"tier": "vip", "banned": True}) == {"tier": "vip", "banned": True}
+from skillwire.conditions import History, compile_condition
+from skillwire.policy import ToolRun
 
 
 @pytest.mark.parametrize(
-    "source",
+    ("source", "fields"),
     [
-        "history[0].tool == 'check'",
-        "history.map(h, h.tool).size() > 1",
-        "history.filter(h, h.ok).size() > 1",
-        "size(context) > 2",
-        "context == {'tier': 'vip'}",
-        "'tier' in context",
-        "history.exists(h, h == {'tool': 'x'})",
+        ("context.tier == 'vip' && !has(context.banned)", {"tier", "banned"}),
+        ("facts.total > 1 && facts.items.exists(i, i > 2)", {"total", "items"}),
+        ("amount > 1", set()),
+        ("size(context) > 2", None),
+        ("context == {'tier': 'vip'}", None),
+        ("'tier' in context", None),
+        ("context.exists(k, k == 'tier')", None),
+        ("context['tier'] == 'vip'", None),
     ],
 )
-def test_a_value_used_whole_is_passed_whole(source: str) -> None:
-    name = "history" if "history" in source else "context"
-    assert name not in dict(compile_condition(source)._narrowed)
-
-
-@pytest.mark.parametrize(
-    ("source", "kept"),
-    [
-        ("history.exists(h, h.tool == 'check' && h.result.total > 1)", 1),
-        ("history.all(h, h.result.total > 1)", 1),
-        ("history.exists_one(h, h.result.total > 1)", 2),  # counts duplicates
-        ("size(history) > 2 && history.exists(h, h.result.total > 1)", 2),
-    ],
-)
-def test_identical_narrowed_elements_count_once_where_that_cannot_matter(
-    source: str, kept: int
+def test_the_fields_a_condition_reads_are_known_at_load(
+    source: str, fields: set[str] | None
 ) -> None:
-    runs = [{**RUNS[1], "args": {"order": f"A-{i}"}} for i in range(2)]  # differ elsewhere
-    assert len(narrowed(source, "history").narrow(runs)) == kept
+    found = compile_condition(source).fields_read("context" if "context" in source else "facts")
+    assert found == (None if fields is None else frozenset(fields))
+
+
+def test_a_history_condition_makes_only_the_maps_of_the_runs_it_reaches() -> None:
+    runs = [ToolRun("check", {"order": f"A-{i}"}, {"total": i}) for i in range(50)]
+    history = History(runs)
+    condition = compile_condition("history.exists(h, h.tool == 'check' && h.result.total > 47)")
+    assert condition.evaluate({"history": history}) is True
+    assert len(history._maps) == 49  # the 50th run never became a map
+    first = History(runs)
+    assert compile_condition("history[0].args.order == 'A-0'").evaluate({"history": first})
+    assert len(first._maps) == 1
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("size(history) == 3", True),
+        ("history == history.map(h, h)", True),
+        ("count(history) == 3", True),
+        ("history[2].result.total == 2", True),
+        ("history.filter(h, h.result.total > 0).size() == 2", True),
+        ("'check' in history.map(h, h.tool)", True),
+        ("type(history) == list", True),
+        ("(history + [1]).size() == 4", True),
+    ],
+)
+def test_the_history_view_reads_as_the_list_of_its_runs(source: str, expected: bool) -> None:
+    runs = [ToolRun("check", {"order": f"A-{i}"}, {"total": i}) for i in range(3)]
     condition = compile_condition(source)
-    variables = {"history": runs, "amount": 1}
-    assert outcome(condition, variables) == outcome(unnarrowed(condition), variables)
-
-
-def test_two_macros_over_one_list_keep_every_element() -> None:
-    source = "history.exists(h, h.tool == 'a') || history.exists(h, h.tool == 'b')"
-    assert narrowed(source, "history").keep is None
+    assert condition.evaluate({"history": History(runs)}) is expected
+    check(condition, {"history": [run.as_dict() for run in runs]})
 
 
 # -- the property: answers and errors are those of CEL on the whole values ---------------
@@ -238,14 +193,12 @@ def _contexts() -> st.SearchStrategy[Any]:
     amount=st.one_of(st.integers(0, 1000), st.floats(0, 1000)),
     counts=st.one_of(st.just({}), st.just({"A": 2, "B": 0})),
 )
-def test_narrowing_never_changes_an_answer_or_an_error(
+def test_history_conditions_answer_as_cel_does(
     source: str, history: Any, context: Any, amount: float, counts: dict[str, int]
 ) -> None:
     condition = compile_condition(source)
     variables = {"history": history, "context": context, "amount": amount, "counts": counts}
-    expected = outcome(unnarrowed(condition), variables)
-    assert outcome(cel_only(condition), variables) == expected, source
-    assert outcome(condition, variables) == expected, source  # with the fast path
+    check(condition, variables)
 
 
 # -- `name op literal` is answered in Python: the same answers as CEL ----------------------
@@ -272,7 +225,4 @@ _VALUES = st.one_of(
     value=_VALUES,
 )
 def test_simple_comparisons_answer_as_cel_does(op: str, literal: str, value: Any) -> None:
-    condition = compile_condition(f"amount {op} {literal}")
-    assert condition._fast is not None
-    variables = {"amount": value}
-    assert outcome(condition, variables) == outcome(cel_only(condition), variables)
+    check(compile_condition(f"amount {op} {literal}"), {"amount": value})
