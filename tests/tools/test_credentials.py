@@ -395,13 +395,11 @@ def test_the_environment_is_read_only_for_the_names_the_operator_lists(
 
 
 def test_a_folder_that_becomes_a_package_later_gets_its_credentials(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """``of`` keeps the name of a folder's skill.json, never the answer: a folder first
     seen without one is looked at again on the next call."""
-    monkeypatch.setenv("ALPHA_KEY", ALPHA)
-    monkeypatch.setenv("BETA_KEY", BETA)
-    creds = Credentials()
+    creds = Credentials(environ={"ALPHA_KEY": ALPHA, "BETA_KEY": BETA})
     folder = tmp_path / "later"
     folder.mkdir()
     assert creds.of(folder) is None
@@ -411,4 +409,6 @@ def test_a_folder_that_becomes_a_package_later_gets_its_credentials(
     for item in built.iterdir():
         (folder / item.name).write_bytes(item.read_bytes())
     found = creds.of(folder)
-    assert found is not None and found.environment("tools-demo.alpha") == {"A_TOKEN": ALPHA}
+    assert found is not None, found
+    assert found.problems == {}, found.problems
+    assert found.environment("alpha") == {"A_TOKEN": ALPHA}
