@@ -392,3 +392,23 @@ def test_the_environment_is_read_only_for_the_names_the_operator_lists(
     assert creds.value("BETA_KEY") == BETA
     for reserved in ("OPENAI_API_KEY", "MY_MODEL_KEY", "SKILLWIRE_TEST_SECRET"):
         assert creds.value(reserved) is None
+
+
+def test_a_folder_that_becomes_a_package_later_gets_its_credentials(
+    tmp_path: Path,
+) -> None:
+    """``of`` keeps the name of a folder's skill.json, never the answer: a folder first
+    seen without one is looked at again on the next call."""
+    creds = Credentials(environ={"ALPHA_KEY": ALPHA, "BETA_KEY": BETA})
+    folder = tmp_path / "later"
+    folder.mkdir()
+    assert creds.of(folder) is None
+    assert creds.of(folder) is None  # asked twice: still no package
+    built = two_tools(tmp_path / "built").root
+    assert built is not None
+    for item in built.iterdir():
+        (folder / item.name).write_bytes(item.read_bytes())
+    found = creds.of(folder)
+    assert found is not None, found
+    assert found.problems == {}, found.problems
+    assert found.environment("alpha") == {"A_TOKEN": ALPHA}

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from skillwire.core.executor import ToolOutcome
 from skillwire.skills import Tool
 from skillwire.tools import CallableRefusedError, Executors, callable_problem, resolve_callable
+from skillwire.tools.python_scope import module_stamp
 
 SNEAKY = """
 import os
@@ -221,3 +222,28 @@ def test_a_changed_module_runs_its_new_code_and_an_unchanged_one_is_not_run_agai
     os.utime(module, ns=(1, 1))  # even with a clock that went back: another content
     assert execute("reloaded_tool:answer", {"cmd": "x"}, folder, executors).result == {"v": 2}
     assert resolve_callable("reloaded_tool:answer", folder)(cmd="x") == {"v": 2}
+
+
+def test_module_stamp_reads_the_file_each_time_whatever_it_was_before(tmp_path: Path) -> None:
+    """The stamp's file name is kept per callable and folder, never its stamp: a module
+    that appears, changes or goes is seen at the next call; a name that is not
+    ``module:attr`` (a path out of the folder) names no file, however often asked."""
+    folder = tmp_path / "skill"
+    folder.mkdir()
+    assert module_stamp("later:fn", folder) is None
+    module = folder / "later.py"
+    module.write_text("def fn():\n    return 1\n")
+    first = module_stamp("later:fn", folder)
+    assert first == (module.stat().st_size, module.stat().st_mtime_ns)
+    module.write_text("def fn():\n    return 22\n")
+    assert module_stamp("later:fn", folder) not in (None, first)
+    module.unlink()
+    assert module_stamp("later:fn", folder) is None
+    (folder / "pkg").mkdir()
+    (folder / "pkg" / "mod.py").write_text("def fn():\n    return 3\n")
+    assert module_stamp("pkg.mod:fn", folder) is not None
+    assert module_stamp("pkg.mod:fn", tmp_path) is None  # another folder, another file
+    (tmp_path / "outside.py").write_text("def fn():\n    return 4\n")
+    for _ in range(2):
+        assert module_stamp("../outside:fn", folder) is None
+        assert module_stamp("later:fn", None) is None

@@ -34,11 +34,11 @@ that need a durable save at about the same moment pay for one fsync between them
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,9 @@ Write = Callable[..., None]
 _Queued = tuple[Write, tuple[Any, ...], "asyncio.Future[None]"]
 """A write waiting for the next group commit: the function, its arguments, the answer."""
 
+_SyncWaiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[None]"]
+"""A durable write waiting for the next fsync: its loop and the future it awaits."""
+
 
 class GroupCommit(SharedConnection):
     """A :class:`SharedConnection` whose writes are group-committed (see the module).
@@ -81,10 +84,12 @@ class GroupCommit(SharedConnection):
         self._flushes: set[asyncio.Task[None]] = set()
         self._syncs = syncs  # False: durable writes are not synced (durability "fast")
         self._synced_seq = 0  # every commit up to this one is on disk (_sync_lock)
-        self._sync_running: Future[None] | None = None  # the fsync under way (_sync_lock)
+        self._sync_running = False  # an fsync is queued or under way (_sync_lock)
+        self._sync_waiters: list[_SyncWaiter] = []  # who waits for it (_sync_lock)
         self._sync_lock = threading.Lock()
         self._dir_synced = False
         super().__init__(path, synchronous, busy_timeout_ms)
+        self._wal_path = Path(f"{self.path}-wal")
 
     async def _sync(self) -> None:
         """Return once every commit made before this call is on disk.
@@ -94,39 +99,58 @@ class GroupCommit(SharedConnection):
         fsynced on the worker thread; a caller that finds an fsync under way which
         started before its commit waits for it, then shares the next one with whoever
         asked meanwhile. An ``OSError`` of the fsync is raised to every caller sharing it.
+
+        The worker wakes the waiters' loops itself (one ``call_soon_threadsafe`` per
+        loop), without a ``concurrent.futures.Future`` chained to an asyncio one: the
+        hop costs about a third less CPU, and every durable save pays for one.
         """
         if not (self._inline and self._syncs):
             return
         target = self._commit_seq
+        loop = asyncio.get_running_loop()
         while True:
             with self._sync_lock:
                 if self._synced_seq >= target:
                     return
-                running = self._sync_running
-                if running is None:
+                if not self._sync_running:
                     if self._closed:
                         raise UsageError(f"the job store {self.path} is closed")
-                    running = self._sync_running = self._executor.submit(self._fsync_wal)
-            await asyncio.wrap_future(running)
+                    self._executor.submit(self._fsync_wal)
+                    self._sync_running = True
+                waiter: asyncio.Future[None] = loop.create_future()
+                self._sync_waiters.append((loop, waiter))
+            await waiter
 
     def _fsync_wal(self) -> None:
-        """On the worker thread: fsync the WAL, and note the commits it covered (every
-        commit made before it started). The folder is synced once too, so that the WAL
-        file itself is found after a power loss."""
+        """On the worker thread: fsync the WAL, note the commits it covered (every
+        commit made before it started) and wake whoever waits for it, the error of the
+        fsync if it failed. The folder is synced once too, so that the WAL file itself
+        is found after a power loss."""
         seq = self._commit_seq
+        error: BaseException | None = None
         try:
             try:
-                sync_file(Path(f"{self.path}-wal"))
+                sync_file(self._wal_path)
             except FileNotFoundError:  # checkpointed and gone: all is in the database
                 sync_file(self.path)
             if not self._dir_synced:
                 sync_file(self.path.parent)
                 self._dir_synced = True
-            with self._sync_lock:
+        except BaseException as exc:  # every waiter hears it
+            error = exc
+        with self._sync_lock:
+            if error is None:
                 self._synced_seq = max(self._synced_seq, seq)
-        finally:
-            with self._sync_lock:
-                self._sync_running = None
+            waiters, self._sync_waiters = self._sync_waiters, []
+            self._sync_running = False
+        by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+        for loop, waiter in waiters:
+            by_loop.setdefault(loop, []).append(waiter)
+        for loop, each in by_loop.items():  # one wake-up per loop
+            with contextlib.suppress(RuntimeError):  # that loop is closed
+                loop.call_soon_threadsafe(_settle, each, error)
+        if error is not None and not isinstance(error, Exception):
+            raise error
 
     async def _submit(self, fn: Write, *args: Any) -> None:
         """Write ``fn(db, *args)``, sharing a transaction with the writes queued on this
@@ -239,6 +263,18 @@ def sync_file(path: Path) -> None:
 
 
 _datasync = getattr(os, "fdatasync", os.fsync)
+
+
+def _settle(waiters: list[asyncio.Future[None]], error: BaseException | None) -> None:
+    """On the waiters' loop: the fsync they waited for is done (or failed with
+    ``error``)."""
+    for waiter in waiters:
+        if waiter.done():  # its task was cancelled
+            continue
+        if error is None:
+            waiter.set_result(None)
+        else:
+            waiter.set_exception(error)
 
 
 def _answer(batch: list[_Queued], outcome: BaseException | list[Exception | None]) -> None:

@@ -271,6 +271,7 @@ class Credentials:
         else:
             self.environ = environ
         self._by_root: dict[Path, SkillCredentials] = {}
+        self._manifests: dict[Path, str] = {}  # a folder's skill.json, by folder
 
     def value(self, credential: str) -> str | None:
         """A credential's value: the environment (as far as it is read), else the
@@ -314,7 +315,10 @@ class Credentials:
         found = self._by_root.get(skill_root)
         if found is not None:
             return found
-        if not (skill_root / "skill.json").is_file():
+        manifest = self._manifests.get(skill_root)
+        if manifest is None:  # the name only, made once: each call still looks
+            manifest = self._manifests[skill_root] = os.path.join(skill_root, "skill.json")
+        if not os.path.isfile(manifest):
             return None
         from skillwire.skills import load_skill
 

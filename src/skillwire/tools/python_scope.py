@@ -27,6 +27,7 @@ import ast
 import hashlib
 import importlib
 import importlib.util
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -65,14 +66,27 @@ def module_stamp(path: str, root: Path | None) -> tuple[int, int] | None:
     changed (``serve --watch``), without resolving it again."""
     if root is None:
         return None
-    match = _PATH.fullmatch(path)
-    if match is None:
+    file = _STAMPED.get((path, root), _UNKNOWN)
+    if file is _UNKNOWN:
+        match = _PATH.fullmatch(path)
+        file = None
+        if match is not None:
+            file = str(root.joinpath(*match.group(1).split(".")).with_suffix(".py"))
+        _STAMPED[(path, root)] = file  # the name of the file, never its content
+    if file is None:
         return None
     try:
-        found = root.joinpath(*match.group(1).split(".")).with_suffix(".py").stat()
+        found = os.stat(file)
     except OSError:
         return None
     return found.st_size, found.st_mtime_ns
+
+
+_UNKNOWN = ""
+_STAMPED: dict[tuple[str, Path], str | None] = {}
+"""The file :func:`module_stamp` stats for a callable's path in a skill folder (None:
+the path names no file), made once: a tool call then costs one ``stat``, not the
+building of a path."""
 
 
 def _split(path: str) -> tuple[str, list[str]]:
