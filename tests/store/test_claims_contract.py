@@ -125,6 +125,40 @@ def test_rate_claims_count_in_their_window(backend: Backend) -> None:
     run(backend, body)
 
 
+def test_a_windowed_claim_deletes_the_claims_its_window_no_longer_counts(
+    backend: Backend,
+) -> None:
+    """Rate-limit rows do not pile up: a claim taken deletes its key's claims made at or
+    before its window's start (and no other key's, and never a ``once_per`` claim), so a
+    key holds at most the claims of one window; what still counts is kept."""
+
+    async def body(opener: Open) -> None:
+        key = claim_key("refund", "process_refund", "rate_limit user", "u1")
+        other = claim_key("refund", "process_refund", "rate_limit user", "u2")
+        store, a = await started(opener, "a")
+
+        def rate(call: str, at: float, on: str = key) -> Claim:
+            return Claim(on, 3, 60.0, at, call)
+
+        version = a.version
+        taken = [rate("a:0", T0 + 30), rate("a:1", T0 + 40), rate("a:2", T0, other), once("a:3")]
+        taken += [rate("a:4", T0 + 90)]  # its window starts at T0 + 30: a:0 no longer counts
+        for claim in taken:
+            a = await store.save(a, expected_version=version, claims=[claim])  # type: ignore[attr-defined]
+            version = a.version
+        # seen through a window of a day: only what the last claim's window still counts
+        # is left on its key; the other key and the once_per claim are untouched
+        day = 86_400.0
+        wide = Claim(key, 100, day, T0 + 100, "probe")
+        wide_other = Claim(other, 100, day, T0 + 100, "probe")
+        ledger = await store.claim_ledger([wide, wide_other, once("probe")])  # type: ignore[attr-defined]
+        assert ledger.held(wide).held == 2  # a:1 and a:4; a:0 is gone
+        assert ledger.held(wide_other).held == 1
+        assert ledger.held(once("probe")).held == 1
+
+    run(backend, body)
+
+
 def test_racing_jobs_never_both_get_the_last_claim(backend: Backend) -> None:
     """Eight jobs on eight handles (eight processes, in effect) claim one order id at
     once, round after round: exactly one wins each key."""

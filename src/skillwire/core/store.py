@@ -42,6 +42,7 @@ __all__ = [
     "claim_key",
     "claim_parts",
     "count_claims",
+    "expired_before",
     "job_filters",
     "resolve_job_id",
 ]
@@ -158,6 +159,16 @@ class Claim:
     def refused_by(self, held: int) -> bool:
         """Whether ``held`` claims on the key (in the window) leave no room for this one."""
         return held >= self.limit
+
+
+def expired_before(claim: Claim) -> float | None:
+    """The time at or before which claims on ``claim.key`` no longer count for it, and
+    which a store deletes when it keeps ``claim``: the start of its window. None for a
+    claim without a window (a ``once_per`` claim is kept for ever). A window made
+    longer in a later version of the skill therefore counts only the claims made since
+    its key was last claimed under the shorter one (docs/gate.md, "Limits across
+    jobs")."""
+    return claim.since
 
 
 def claim_key(*parts: str) -> str:

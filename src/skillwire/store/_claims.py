@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from skillwire.core.errors import ClaimConflictError
-from skillwire.core.store import Claim, ClaimCount, count_claims
+from skillwire.core.store import Claim, ClaimCount, count_claims, expired_before
 
 __all__ = ["check_claims", "count", "keep_claims"]
 
@@ -23,6 +23,7 @@ _TAKE = (
     "ON CONFLICT (key, call) DO NOTHING"
 )
 _RELEASE = "DELETE FROM claims WHERE job_id = ? AND call = ?"
+_EXPIRED = "DELETE FROM claims WHERE key = ? AND once = 0 AND made_at <= ?"
 
 
 def count(db: sqlite3.Connection, claim: Claim) -> ClaimCount:
@@ -50,9 +51,13 @@ def keep_claims(
     db: sqlite3.Connection, job_id: str, claims: Sequence[Claim], released: Sequence[str]
 ) -> None:
     """Insert the claims (one a call already holds is kept as it is) and delete those of
-    the ``released`` calls of ``job_id``."""
+    the ``released`` calls of ``job_id``; a windowed claim deletes its key's claims that
+    its window no longer counts (:func:`~skillwire.core.store.expired_before`)."""
     for claim in claims:
         once = claim.limit == 1 and claim.window is None
         db.execute(_TAKE, (claim.key, job_id, claim.call, claim.at, int(once)))
+        before = expired_before(claim)
+        if before is not None:
+            db.execute(_EXPIRED, (claim.key, before))
     for call in released:
         db.execute(_RELEASE, (job_id, call))

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillwire.core.errors import ClaimConflictError
-from skillwire.core.store import Claim, ClaimCount, count_claims
+from skillwire.core.store import Claim, ClaimCount, count_claims, expired_before
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -28,6 +28,7 @@ _TAKE = (
     "ON CONFLICT (key, call) DO NOTHING"
 )
 _RELEASE = "DELETE FROM claims WHERE job_id = %s AND call = %s"
+_EXPIRED = "DELETE FROM claims WHERE key = %s AND NOT once AND made_at <= %s"
 
 
 async def count(conn: AsyncConnection[Any], claim: Claim) -> ClaimCount:
@@ -43,8 +44,10 @@ async def keep_claims(
     conn: AsyncConnection[Any], job_id: str, claims: Sequence[Claim], released: Sequence[str]
 ) -> None:
     """Insert the claims (one its call holds already is kept) and delete the released
-    calls'. A ``once_per`` key another transaction took meanwhile (which the advisory
-    lock prevents) would break ``claims_once``: refused as a conflict all the same."""
+    calls'; a windowed claim deletes its key's claims that its window no longer counts
+    (:func:`~skillwire.core.store.expired_before`). A ``once_per`` key another
+    transaction took meanwhile (which the advisory lock prevents) would break
+    ``claims_once``: refused as a conflict all the same."""
     import psycopg
 
     for claim in claims:
@@ -53,6 +56,9 @@ async def keep_claims(
             await conn.execute(_TAKE, (claim.key, job_id, claim.call, claim.at, once))
         except psycopg.errors.UniqueViolation:
             raise ClaimConflictError(job_id, claim.key, claim.limit, 1, []) from None
+        before = expired_before(claim)
+        if before is not None:
+            await conn.execute(_EXPIRED, (claim.key, before))
     for call in released:
         await conn.execute(_RELEASE, (job_id, call))
 

@@ -43,6 +43,7 @@ from skillwire.core.store import (
     ClaimSnapshot,
     checked_claims,
     count_claims,
+    expired_before,
     job_filters,
 )
 
@@ -153,6 +154,9 @@ class MemoryJobStore:
             held = self._claims.setdefault(claim.key, [])
             if not any(call == claim.call for _job, call, _at in held):
                 held.append((job_id, claim.call, claim.at))
+            before = expired_before(claim)
+            if before is not None:
+                held[:] = [h for h in held if h[2] > before]
         if released:
             gone = set(released)
             for key, held in builtins.list(self._claims.items()):
