@@ -246,3 +246,38 @@ def test_claim_keys_read_back_whatever_their_parts_hold() -> None:
     assert claim_parts(claim_key(*parts)) == parts
     assert claim_key("a/", "b") != claim_key("a", "/b")
     assert claim_parts("not a key") == []
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("ORD-12345", "ORD-١٢٣٤٥"),  # Arabic-Indic digits: NFKC keeps them, int() reads them
+        ("ORD-12345", "ORD-१२३४५"),  # Devanagari digits
+        ("ORD-12345", "ORD-12345\ufe0f"),  # a variation selector (Mn, not Cf)
+        ("ORD-12345", "ORD-\u034f12345"),  # the combining grapheme joiner
+        ("ORD-12345", "ORD\u3164-12345"),  # the Hangul filler (Lo), invisible
+        ("ORD-12345", "ORD-12345\x00"),  # a control character a C backend stops at
+        (12345, "012345"),  # leading zeros
+        (12345, "+12345"),
+        (12345, "12345.0"),
+        (12345, "12345.000"),
+        (123.5, "123.50"),
+        (1e-7, "0.0000001"),
+        (0, "-0"),
+        (12345, "０１２３４５"),
+    ],
+)
+def test_spellings_beyond_nfkc_are_one_key(one: object, other: str) -> None:
+    """Attack: one order id spelled so that NFKC, trimming and case folding leave it a
+    different key (digits of another script, an invisible character that is not a
+    format character, a control character, a number written as text with leading
+    zeros, a sign or a zero fraction): the refund ran twice for one order."""
+    assert key_text(one) == key_text(other)
+
+
+def test_numbers_as_text_keep_distinct_values_apart() -> None:
+    assert key_text("12345") != key_text("12346")
+    assert key_text("1.5") != key_text("15")
+    assert key_text("-5") != key_text("5")
+    assert key_text("ORD-0123") != key_text("ORD-123")  # only a whole number is a value
+    assert key_text("9" * 5000) == key_text("0" + "9" * 5000)  # no int() of any size
