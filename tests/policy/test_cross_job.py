@@ -281,3 +281,34 @@ def test_numbers_as_text_keep_distinct_values_apart() -> None:
     assert key_text("-5") != key_text("5")
     assert key_text("ORD-0123") != key_text("ORD-123")  # only a whole number is a value
     assert key_text("9" * 5000) == key_text("0" + "9" * 5000)  # no int() of any size
+
+
+def test_a_key_from_what_the_message_said_is_not_the_calls_and_is_warned(
+    tmp_path: Path,
+) -> None:
+    """Attack: with ``once_per: entities.order_id`` the key is the order the intent
+    stage read from the message, not the one the call refunds. A job about ORD-22222
+    whose planner calls the refund with ORD-12345 (refunded already, its key held) is
+    keyed ORD-22222 and allowed. The gate cannot know the author meant the argument: a
+    once_per that reads entities or inputs but no argument is a load warning."""
+    text = ONCE.replace("once_per: args.order_id", "once_per: entities.order_id")
+    gate = gate_from(tmp_path, text)
+    held = ClaimSnapshot(
+        {
+            c.key: ClaimCount(c.key, 1, ("job-a",))
+            for c in gate.claims("process_refund", ARGS, entities={"order_id": ARGS["order_id"]},
+                                 now=NOW)
+        }
+    )  # fmt: skip
+    other = {"order_id": "ORD-22222"}
+    free = gate.claims("process_refund", ARGS, entities=other, now=NOW)
+    snapshot = ClaimSnapshot({**held.counts, **{c.key: ClaimCount(c.key, 0) for c in free}})
+    assert isinstance(check(gate, ARGS, snapshot, entities=other), Allow)  # by design
+    rep = report_of(tmp_path, text)
+    [warning] = [i for i in rep.warnings if i.code == "once-per-not-args"]
+    assert warning.location is not None
+    assert warning.location.line == line_of(tmp_path / "domain.yaml", "once_per:")
+    plain = report_of(tmp_path, ONCE)
+    assert not [i for i in plain.warnings if i.code == "once-per-not-args"]
+    ctx = report_of(tmp_path, ONCE.replace("args.order_id", "context.account_id"))
+    assert not [i for i in ctx.warnings if i.code == "once-per-not-args"]  # the operator's
