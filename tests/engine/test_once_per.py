@@ -286,3 +286,24 @@ async def _jobs(db: Path) -> list[str]:
         return [job.id for job in await store.list()]
     finally:
         await store.close()
+
+
+def test_jobs_without_an_owner_share_one_rate_limit_per_user(tmp_path: Path) -> None:
+    """``skillwire run`` without a ``user_id`` context starts jobs with no owner (""):
+    a ``scope: user`` limit is not lifted for them, they count as one user together."""
+    skill = payout_skill(
+        tmp_path / "skill",
+        **{"once_per: args.order_id": "rate_limit: {max: 2, per: 1h, scope: user}"},
+    )
+    orders = ["A-1", "A-2", "A-3"]
+    script = [r for o in orders for r in payout_job(o)]
+
+    async def main() -> None:
+        async with runtime_for(tmp_path / "jobs.db", script) as (rt, model):
+            jobs = [await rt.start(skill, f"refund {order!r}") for order in orders]
+            model.assert_complete()
+        assert [j.record.owner for j in jobs] == ["", "", ""]
+        assert [runs_of(j, "refund") for j in jobs] == [1, 1, 0]
+        assert refusals(jobs[2], "RATE_LIMITED")
+
+    run(main())

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.engine.helpers import ROOT, events_of, run, skill_from
+from tests.engine.helpers import ROOT, call, events_of, polish, run, skill_from
 from typer.testing import CliRunner
 
 from skillwire.cli_app import app
@@ -25,7 +25,7 @@ from skillwire.engine.intent import MAX_INTENTS
 from skillwire.models.offline import OfflineModel
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
-from skillwire.testing import FunctionModel
+from skillwire.testing import FunctionModel, ScriptedModel
 from skillwire.tools import Executors
 
 HOUSEHOLD = ROOT / "examples" / "household" / "domain.yaml"
@@ -403,3 +403,54 @@ def test_a_message_of_many_clauses_gets_at_most_the_cap(tmp_path: Path) -> None:
     assert state["intents"] == ["a", "b", "c"]
     assert events_of(job, "intent_detected")[0].data["rejected_intents"] == ["d"]
     assert tools_run(job) == ["ta", "tb", "tc"]
+
+
+def with_pin(tmp_path: Path) -> Skill:
+    """The household skill asking for the tenant's PIN in a job that tells the landlord
+    (a required input scoped to notify_landlord)."""
+    text = HOUSEHOLD.read_text().replace(
+        "\ntools:\n",
+        "\nrequired_inputs:\n  - path: tenant_pin\n    prompt: Your tenant PIN?\n"
+        "    intents: [notify_landlord]\n\ntools:\n",
+        1,
+    )
+    folder = tmp_path / "pinned"
+    folder.mkdir(exist_ok=True)
+    (folder / "domain.yaml").write_text(text)
+    return load_skill(folder / "domain.yaml")
+
+
+def test_an_intent_added_after_a_tool_ran_still_asks_its_required_inputs(
+    tmp_path: Path,
+) -> None:
+    """Attack: a job of notify_landlord must give tenant_pin before its first tool
+    call. Start as pay_bill instead, let a tool run, then answer a later prompt with
+    text naming notify_landlord: the intent is added after the first tool call, so its
+    required input was never asked and the landlord was told without the PIN."""
+    skill = with_pin(tmp_path)
+    bill = "BILL-water-0325"
+    script = ScriptedModel(
+        [
+            {"stage": "intent", "json": {"intents": ["pay_bill"], "entities": {}}},
+            call("get_bill", "c1", biller="water"),
+            call("pay_bill", "c2", amount_due=120.5),  # no bill_id: the user is asked
+            call("notify_landlord", "c3", bill_id=bill),
+            call("final_answer", "f", answer="Paid.", fields={"bill_id": bill, "status": "paid"}),
+            polish("Paid."),
+        ]
+    )
+    classifier = classifier_saying({"intents": ["notify_landlord"], "confidence": 1.0})
+
+    async def main() -> Any:
+        async with SQLiteJobStore(tmp_path / "jobs.db") as store:
+            runtime = Runtime(store, script, executors=Executors(), classifier=classifier)
+            job = await runtime.start(skill, "Pay the water bill")
+            assert job.record.waiting is not None
+            assert job.record.waiting.requested_fields == ["bill_id"]
+            job = await runtime.resume(job.id, input={"bill_id": f"{bill}, tell my landlord"})
+            return job
+
+    job = run(main())
+    assert "notify_landlord" in events_of(job, "intent_detected")[-1].data["intents"]
+    assert "notify_landlord" not in tools_run(job), tools_run(job)
+    assert job.record.waiting is not None and "tenant_pin" in job.record.waiting.requested_fields

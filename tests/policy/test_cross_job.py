@@ -246,3 +246,69 @@ def test_claim_keys_read_back_whatever_their_parts_hold() -> None:
     assert claim_parts(claim_key(*parts)) == parts
     assert claim_key("a/", "b") != claim_key("a", "/b")
     assert claim_parts("not a key") == []
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("ORD-12345", "ORD-١٢٣٤٥"),  # Arabic-Indic digits: NFKC keeps them, int() reads them
+        ("ORD-12345", "ORD-१२३४५"),  # Devanagari digits
+        ("ORD-12345", "ORD-12345\ufe0f"),  # a variation selector (Mn, not Cf)
+        ("ORD-12345", "ORD-\u034f12345"),  # the combining grapheme joiner
+        ("ORD-12345", "ORD\u3164-12345"),  # the Hangul filler (Lo), invisible
+        ("ORD-12345", "ORD-12345\x00"),  # a control character a C backend stops at
+        (12345, "012345"),  # leading zeros
+        (12345, "+12345"),
+        (12345, "12345.0"),
+        (12345, "12345.000"),
+        (123.5, "123.50"),
+        (1e-7, "0.0000001"),
+        (0, "-0"),
+        (12345, "０１２３４５"),
+    ],
+)
+def test_spellings_beyond_nfkc_are_one_key(one: object, other: str) -> None:
+    """Attack: one order id spelled so that NFKC, trimming and case folding leave it a
+    different key (digits of another script, an invisible character that is not a
+    format character, a control character, a number written as text with leading
+    zeros, a sign or a zero fraction): the refund ran twice for one order."""
+    assert key_text(one) == key_text(other)
+
+
+def test_numbers_as_text_keep_distinct_values_apart() -> None:
+    assert key_text("12345") != key_text("12346")
+    assert key_text("1.5") != key_text("15")
+    assert key_text("-5") != key_text("5")
+    assert key_text("ORD-0123") != key_text("ORD-123")  # only a whole number is a value
+    assert key_text("9" * 5000) == key_text("0" + "9" * 5000)  # no int() of any size
+
+
+def test_a_key_from_what_the_message_said_is_not_the_calls_and_is_warned(
+    tmp_path: Path,
+) -> None:
+    """Attack: with ``once_per: entities.order_id`` the key is the order the intent
+    stage read from the message, not the one the call refunds. A job about ORD-22222
+    whose planner calls the refund with ORD-12345 (refunded already, its key held) is
+    keyed ORD-22222 and allowed. The gate cannot know the author meant the argument: a
+    once_per that reads entities or inputs but no argument is a load warning."""
+    text = ONCE.replace("once_per: args.order_id", "once_per: entities.order_id")
+    gate = gate_from(tmp_path, text)
+    held = ClaimSnapshot(
+        {
+            c.key: ClaimCount(c.key, 1, ("job-a",))
+            for c in gate.claims("process_refund", ARGS, entities={"order_id": ARGS["order_id"]},
+                                 now=NOW)
+        }
+    )  # fmt: skip
+    other = {"order_id": "ORD-22222"}
+    free = gate.claims("process_refund", ARGS, entities=other, now=NOW)
+    snapshot = ClaimSnapshot({**held.counts, **{c.key: ClaimCount(c.key, 0) for c in free}})
+    assert isinstance(check(gate, ARGS, snapshot, entities=other), Allow)  # by design
+    rep = report_of(tmp_path, text)
+    [warning] = [i for i in rep.warnings if i.code == "once-per-not-args"]
+    assert warning.location is not None
+    assert warning.location.line == line_of(tmp_path / "domain.yaml", "once_per:")
+    plain = report_of(tmp_path, ONCE)
+    assert not [i for i in plain.warnings if i.code == "once-per-not-args"]
+    ctx = report_of(tmp_path, ONCE.replace("args.order_id", "context.account_id"))
+    assert not [i for i in ctx.warnings if i.code == "once-per-not-args"]  # the operator's

@@ -408,3 +408,42 @@ def test_a_misspelt_maps_to_workflow_stays_a_warning_where_nothing_is_scoped(
         "reset_password", E1, history=VERIFIED, inputs=TICKET, intent="password_reset"
     )
     assert _workflows(decision) == ["admin_flow"]  # no scope: the strictest reading
+
+
+MIXED_DESK = """
+id: mixed-desk
+problem: {statement: Help desk}
+intents:
+  supported:
+    - {id: chat}
+    - {id: quick, tools: [verify_identity]}
+    - {id: admin}
+tools:
+  - {name: verify_identity, inputs: [{name: e, required: true}]}
+  - {name: manager_check, inputs: [{name: e, required: true}]}
+  - {name: grant_admin, inputs: [{name: e, required: true}]}
+policy:
+  workflows:
+    - {name: quick_flow, required: true, intents: [quick],
+       steps: [verify_identity, grant_admin]}
+    - {name: admin_flow, required: true, intents: [admin],
+       steps: [verify_identity, manager_check, grant_admin]}
+"""
+
+
+def test_two_intents_are_never_looser_than_one_of_them_that_may_use_the_tool(
+    tmp_path: Path,
+) -> None:
+    """Attack: quick's workflow names grant_admin but quick may not use it; chat may use
+    any tool, and with chat alone admin_flow orders grant_admin (no workflow of the job
+    names it). Naming both made quick_flow the job's own workflow for grant_admin, which
+    dropped admin_flow's order, and chat's list let the tool through: grant_admin ran
+    without the manager check that every job of one of these intents needs."""
+    gate = gate_from(tmp_path, MIXED_DESK)
+    verified = runs("verify_identity", e="E1")
+    for intents in (["chat"], ["quick"], ["admin"], ["chat", "quick"], ["quick", "chat"]):
+        decision = gate.check("grant_admin", {"e": "E1"}, history=verified, intents=intents)
+        assert decision.kind == "block", (intents, decision)
+    checked = runs("verify_identity", "manager_check", e="E1")
+    allowed = gate.check("grant_admin", {"e": "E1"}, history=checked, intents=["chat", "quick"])
+    assert allowed.kind == "allow", allowed

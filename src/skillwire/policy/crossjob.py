@@ -15,18 +15,25 @@ transaction or refuses the whole save, so of two jobs racing for the last claim 
 runs and the other is refused. Without a ledger (a caller that keeps no claims) a call
 of such a tool is blocked: fail closed.
 
-Keys (:func:`key_text`): a value is compared after Unicode NFKC, with format characters
-(zero-width spaces, joiners, BOM) removed, white space trimmed and inner runs made one
-space, and case folded; numbers by value (``12345``, ``12345.0`` and ``"12345"`` are one
-key). So ``ORD-12345``, ``" ord-12345\\n"`` and the full-width ``ＯＲＤ-12345`` are one
-order; two ids that differ only in case are one key too (stricter, never looser).
+Keys (:func:`key_text`): a value is compared after Unicode NFKC, with the digits of
+any script made ASCII digits (``١٢٣`` is ``123``, as ``int()`` reads it), format
+characters (zero-width spaces, joiners, BOM), control characters and the other
+invisible ones (variation selectors, the grapheme joiner, Hangul fillers) removed,
+white space trimmed and inner runs made one space, and case folded; numbers by value,
+a text that is a whole decimal number too (``12345``, ``12345.0``, ``"12345"``,
+``"012345"`` and ``"+12345.0"`` are one key). So ``ORD-12345``, ``" ord-12345\\n"`` and
+the full-width ``ＯＲＤ-12345`` are one order; two ids that differ only in case, or
+``"007"`` and ``"7"``, are one key too (stricter, never looser). Letters of other
+scripts that only look alike (a Cyrillic ``О``) stay distinct, as a backend keeps them.
 """
 
 from __future__ import annotations
 
 import datetime
+import decimal
 import json
 import math
+import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -102,24 +109,76 @@ def shown_window(seconds: int) -> str:
 
 
 def key_text(value: Any) -> str:
-    """The text a ``once_per`` value is keyed by (see the module): NFKC, no format
-    characters, trimmed, inner white space one space, case folded; a number by value;
-    a list or map as JSON of its parts so keyed."""
+    """The text a ``once_per`` value is keyed by (see the module): NFKC, digits of any
+    script as ASCII digits, no format, control or other invisible (default-ignorable)
+    characters, trimmed, inner white space one space, case folded; a number, or a text
+    that is a whole decimal number, by value; a list or map as JSON of its parts so
+    keyed."""
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     if isinstance(value, int | float):
-        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        if not isinstance(value, float):
+            return str(value)
+        if not math.isfinite(value):
+            return repr(value)
+        if value.is_integer():
             return str(int(value))
-        return repr(value) if isinstance(value, float) else str(value)
+        return _number_text(*_digits(format(decimal.Decimal(repr(value)), "f")))
     if isinstance(value, str):
         text = unicodedata.normalize("NFKC", value)
-        text = "".join(c for c in text if unicodedata.category(c) != "Cf")
-        return " ".join(text.split()).casefold()
+        if not (text.isascii() and text.isprintable()):
+            text = "".join(map(_kept, text))
+        text = " ".join(text.split()).casefold()
+        number = _NUMBER.fullmatch(text)
+        return _number_text(*number.groups()) if number else text  # "007" is 7
     if isinstance(value, Mapping):
         return json.dumps({key_text(k): key_text(v) for k, v in value.items()}, sort_keys=True)
     if isinstance(value, list | tuple):
         return json.dumps([key_text(v) for v in value])
     return json.dumps(str(value))
+
+
+_NUMBER = re.compile(r"([+-]?)([0-9]+)(?:\.([0-9]*))?")
+"""A whole text that is a number in decimal (keyed by its value)."""
+_IGNORABLE = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u180f\u3164\uffa0"
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+)
+"""Default-ignorable characters that are not format characters (``Cf``): the
+combining grapheme joiner, Hangul fillers, Khmer inherent vowels, variation selectors
+(those of plane 14 are in :func:`_kept`'s range)."""
+
+
+def _kept(c: str) -> str:
+    """``c`` as a key keeps it: a digit of any script as its ASCII digit; a format,
+    control (but white space) or other default-ignorable character dropped."""
+    if c.isascii():
+        return c if " " <= c < "\x7f" or c.isspace() else ""
+    category = unicodedata.category(c)
+    if category == "Nd":
+        return str(unicodedata.decimal(c))
+    if category == "Cf" or c in _IGNORABLE or "\U000e0000" <= c <= "\U000e0fff":
+        return ""
+    if category == "Cc" and not c.isspace():
+        return ""
+    return c
+
+
+def _digits(text: str) -> tuple[str, str, str | None]:
+    found = _NUMBER.fullmatch(text)
+    assert found is not None  # a finite float in positional notation
+    sign, whole, fraction = found.groups()
+    return sign, whole, fraction
+
+
+def _number_text(sign: str, whole: str, fraction: str | None) -> str:
+    """A decimal number's text keyed by value, as :func:`key_text` keys a number: no
+    leading zeros, no ``+``, no zero fraction, no trailing zeros, ``-0`` is ``0``
+    (without int(): a text of any length)."""
+    whole = whole.lstrip("0") or "0"
+    fraction = (fraction or "").rstrip("0")
+    text = f"{whole}.{fraction}" if fraction else whole
+    return text if sign != "-" or text == "0" else f"-{text}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from skillwire.policy.decisions import Reason, ReasonCode
 from skillwire.policy.gate_input import shown
 from skillwire.policy.rules import CompiledRule, RuleKind
 from skillwire.policy.tooling import ToolFacts
-from skillwire.policy.workflows import order_applies
+from skillwire.policy.workflows import order_applies, tool_users
 
 __all__ = [
     "Admissibility",
@@ -178,8 +178,9 @@ class Feasibility:
     preconditions."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
+        users = tool_users(call.scope, facts.name, facts.intent_tools)
         for rule in facts.rules_of(RuleKind.WORKFLOW_ORDER):
-            if not order_applies(rule.intents, call.scope, facts.workflow_scopes):
+            if not order_applies(rule.intents, call.scope, facts.workflow_scopes, users):
                 continue  # another intent's workflow, and the job's own name the tool
             if rule.fields:
                 _keyed_order(rule, call, facts, found)

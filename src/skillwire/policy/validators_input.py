@@ -59,7 +59,8 @@ class ArgumentValidation:
 
 class RequiredInputs:
     """Required arguments, ``required_inputs`` before the first tool call (those that
-    apply to the job's intents), and ``require_input`` rules."""
+    apply to the job's intents; one scoped to an intent after it too, until the job has
+    it), and ``require_input`` rules."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
         missing = facts.missing_required(call.args)
@@ -71,11 +72,19 @@ class RequiredInputs:
                 ),
             )
         required_inputs = facts.skill.required_inputs
-        if required_inputs and not any(run.ok for run in call.history):
+        if required_inputs:
+            started = any(run.ok for run in call.history)
+            # Before the job's first tool call, every input that applies is asked. After
+            # it, one scoped to an intent is asked still when the job never had it: the
+            # intent was added later (an answer on resume), and a job of that intent
+            # alone would have had to give it before anything ran.
             asked = [
                 req.path
                 for req in required_inputs
-                if applies(input_scope(req), call.scope) and not self._has(call, req.path)
+                if applies(input_scope(req), call.scope)
+                and not (started and input_scope(req) is None)
+                and not self._has(call, req.path)
+                and not (started and self._given_before(call, req.path))
             ]
             if asked:
                 found.need(
@@ -95,6 +104,12 @@ class RequiredInputs:
             ]
             if wanted:
                 found.need(wanted, Reason(rule.code, rule.text, rule.text, rule.source), rule.text)
+
+    @staticmethod
+    def _given_before(call: GateCall, path: str) -> bool:
+        """Whether an earlier run of the job had ``path`` (its last part) as an argument."""
+        leaf = path.rsplit(".", 1)[-1]
+        return any(_argument(run.args.get(leaf)) for run in call.history)
 
     @staticmethod
     def _has(call: GateCall, path: str) -> bool:

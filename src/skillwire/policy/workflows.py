@@ -14,7 +14,7 @@ applies (the strictest reading, never none).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -33,6 +33,7 @@ __all__ = [
     "order_applies",
     "scope_findings",
     "step_scopes",
+    "tool_users",
     "workflow_scope",
     "workflow_scopes",
     "workflows_to_subgoals",
@@ -126,14 +127,32 @@ def active_scope(known: frozenset[str], given: Iterable[str]) -> IntentScope:
 
 
 def order_applies(
-    rule_scope: IntentScope, active: IntentScope, tool_scopes: Iterable[IntentScope]
+    rule_scope: IntentScope,
+    active: IntentScope,
+    tool_scopes: Iterable[IntentScope],
+    users: IntentScope,
 ) -> bool:
     """Whether a workflow's order rule (its workflow scoped to ``rule_scope``) holds a
     call of a tool that the workflows scoped to ``tool_scopes`` name: when the workflow
     applies to the job, and also when no workflow that applies names the tool (a scope
     never leaves a tool unguarded: a password-reset job calling the admin workflow's
-    ``grant_admin`` is held to that workflow's order)."""
-    return applies(rule_scope, active) or not any(applies(s, active) for s in tool_scopes)
+    ``grant_admin`` is held to that workflow's order).
+
+    ``users`` are the active intents that may use the tool (:func:`tool_users`): only
+    their workflows make the tool the job's own. A workflow of an intent that may not
+    use it names it in vain: with another intent that may, the call would escape the
+    orders every job of one of those intents is held to."""
+    return applies(rule_scope, active) or not any(applies(s, users) for s in tool_scopes)
+
+
+def tool_users(
+    active: IntentScope, tool: str, intent_tools: Mapping[str, frozenset[str]]
+) -> IntentScope:
+    """The intents among ``active`` that may use ``tool`` (one that lists no ``tools``
+    may use any); None when ``active`` is None (every workflow applies)."""
+    if active is None:
+        return None
+    return frozenset(i for i in active if (listed := intent_tools.get(i)) is None or tool in listed)
 
 
 def applies(scope: IntentScope, active: IntentScope) -> bool:

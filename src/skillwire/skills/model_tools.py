@@ -212,9 +212,11 @@ class ToolPolicy(SkillPart):
     """The tool may run once per job (true) or once per value of ``once_only.per``."""
     once_per: str | None = Field(default=None, min_length=1)
     """An expression (``args.order_id``): the tool runs at most once per value of it
-    across every job of the skill (a value is compared with surrounding white space
-    removed, case kept). A run that failed does not count; a call that was in flight
-    when a process crashed does. Reads ``args``, ``context``, ``inputs``, ``entities``."""
+    across every job of the skill (a value is compared as
+    :func:`skillwire.policy.crossjob.key_text` keys it: NFKC, case folded, ...). A run
+    that failed does not count; a call that was in flight when a process crashed does.
+    Reads ``args``, ``context``, ``inputs``, ``entities`` (one that reads no ``args``
+    but ``entities`` or ``inputs`` is a load warning: it keys what the user said)."""
     rate_limit: RateLimit | None = None
     """At most ``max`` runs per ``per`` window across the skill's jobs, per user or for
     everyone (``{max: 3, per: 1h, scope: user}``; ``{per_minute: 5}``)."""

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from skillwire.conditions import RUNTIME_NAMES, compile_condition
+from skillwire.conditions import RUNTIME_NAMES, compile_condition, compile_expression
 from skillwire.core.conditions import Condition
 from skillwire.core.errors import ConditionSyntaxError
 from skillwire.core.issues import Severity, SkillIssue
@@ -24,7 +24,7 @@ from skillwire.skills.entity_checks import entity_findings
 from skillwire.skills.facts import check_facts
 from skillwire.skills.model import DomainFile
 from skillwire.skills.model_policy import StructuredRule, WorkflowStep
-from skillwire.skills.model_tools import OnceOnly, PolicyCondition, Tool
+from skillwire.skills.model_tools import ONCE_PER_NAMES, OnceOnly, PolicyCondition, Tool
 from skillwire.skills.prose import reads_as_prose
 from skillwire.skills.simulation import check_contract_supply
 
@@ -150,6 +150,8 @@ def _check_tools(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
                 f"'{tool.name}'",
                 "unknown-input",
             )
+        if pol.once_per is not None:
+            yield from _once_per_reads(pol.once_per, locate, (*path, "policy", "once_per"))
         if pol.allowed == "conditional" and not pol.conditions:
             yield _warn(
                 locate,
@@ -187,6 +189,24 @@ def _check_tools(skill: DomainFile, locate: Locate) -> Iterator[SkillIssue]:
                         "allowed_state_changes: the gate will block this tool",
                         "effect-not-allowed",
                     )
+
+
+def _once_per_reads(text: str, locate: Locate, path: FieldPath) -> Iterator[SkillIssue]:
+    """A warning for a ``once_per`` keyed by what the message said (``entities``,
+    ``inputs``) but by no argument of the call: the call may do something else."""
+    try:
+        names = compile_expression(text, known_names=ONCE_PER_NAMES).names
+    except ConditionSyntaxError:
+        return  # the model reports it
+    if "args" not in names and names & {"entities", "inputs"}:
+        yield _warn(
+            locate,
+            path,
+            f"once_per: {text} reads what the user said, not the call's arguments: a call "
+            "that acts on another value than it reads is keyed by the value it reads",
+            "once-per-not-args",
+            "key by the argument that names what the call acts on (args.order_id)",
+        )
 
 
 def check_input_schema(tool: Tool, locate: Locate, path: FieldPath) -> Iterator[SkillIssue]:
