@@ -184,6 +184,30 @@ def test_a_failed_run_gives_the_order_back(tmp_path: Path) -> None:
     run(main())
 
 
+def test_a_failed_run_of_a_permanent_tool_keeps_the_order(tmp_path: Path) -> None:
+    """A ``permanent`` tool's effect may have happened though its run failed (a timeout
+    after the payment service paid): its failed run keeps the claim, as ``once_only``
+    counts it in a job, and a later job's refund of the order is refused."""
+    skill = payout_skill(
+        tmp_path / "skill",
+        **{"once_per: args.order_id": "once_per: args.order_id\n        permanent: true"},
+    )
+    assert skill.tool("refund") is not None and skill.tool("refund").permanent  # type: ignore[union-attr]
+
+    async def main() -> None:
+        async with runtime_for(tmp_path / "jobs.db", payout_job("ORD-9") * 2) as (rt, model):
+            refund = resolve_callable("payout_tools:refund", skill.root)
+            sys.modules[refund.__module__].FAIL.add("ORD-9")  # the executor's module
+            first = await rt.start(skill, "refund ORD-9")
+            assert [e.data["tool"] for e in events_of(first, "tool_failed")] == ["refund"]
+            second = await rt.start(skill, "refund ORD-9")
+            model.assert_complete()
+        assert runs_of(second, "refund") == 0, second.events
+        assert refusals(second, "ONCE_PER"), second.events
+
+    run(main())
+
+
 def test_a_job_resumed_after_another_took_the_order_is_refused(tmp_path: Path) -> None:
     """Job A waits for a supervisor on a 750 refund; meanwhile job B refunds 120 of the
     same order; A's approval then finds the order taken: its refund never runs."""

@@ -22,7 +22,7 @@ from skillwire.engine.run import JobRun
 from skillwire.policy.decisions import Block, Decision, Reason, ReasonCode
 from skillwire.skills.model_tools import Tool
 
-__all__ = ["claim_ledger", "limited_across_jobs", "take_claims"]
+__all__ = ["claim_ledger", "gives_back_on_failure", "limited_across_jobs", "take_claims"]
 
 
 async def claim_ledger(run: JobRun, proposal: ToolProposal, clock: datetime) -> ClaimLedger | None:
@@ -78,5 +78,12 @@ async def take_claims(
 
 
 def limited_across_jobs(tool: Tool) -> bool:
-    """Whether the tool's runs take claims across jobs (given back when one fails)."""
+    """Whether the tool's runs take claims across jobs."""
     return tool.policy.once_per is not None or tool.policy.rate_limit is not None
+
+
+def gives_back_on_failure(tool: Tool) -> bool:
+    """Whether a failed run of the tool gives its claims back: yes, unless the tool is
+    ``permanent``, whose effect may have happened though the run reported a failure (a
+    timeout after the backend paid), as ``once_only`` counts its runs in a job."""
+    return limited_across_jobs(tool) and not tool.permanent

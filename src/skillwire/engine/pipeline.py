@@ -25,7 +25,7 @@ from skillwire.core.store import Claim
 from skillwire.core.tracing import end_gate, end_tool, gate_span, tool_span
 from skillwire.engine.adapter import ModelAdapter, model_tool_name, parse_json_object, readable
 from skillwire.engine.compiled import CompiledSkill
-from skillwire.engine.crossjob import claim_ledger, limited_across_jobs, take_claims
+from skillwire.engine.crossjob import claim_ledger, gives_back_on_failure, take_claims
 from skillwire.engine.finalization import FinalizationGate, ReplyPolisher
 from skillwire.engine.intent_stage import add_intents, detect_intents
 from skillwire.engine.outage import fail_on_model_error, pause_for_outage
@@ -357,7 +357,7 @@ class Pipeline:
         else:
             run.event(EventKind.TOOL_FAILED, outcome.error, tool=tool.name)
             run.answer(call_id, f"ERROR: {outcome.error}")
-        if not outcome.ok and limited_across_jobs(tool):
+        if not outcome.ok and gives_back_on_failure(tool):
             await run.persist(released=[key])  # a failed run gives its claims back
         elif not tool.idempotent:
             await run.persist()
