@@ -42,7 +42,6 @@ __all__ = [
     "claim_key",
     "claim_parts",
     "count_claims",
-    "expired_before",
     "job_filters",
     "resolve_job_id",
 ]
@@ -148,7 +147,11 @@ class Claim:
 
     @property
     def since(self) -> float | None:
-        """Claims made after this time count (None: all)."""
+        """Claims made after this time count (None: all). A store keeping this claim
+        deletes its key's claims made at or before it, which no window of the key counts
+        any more; so a window made longer in a later version of the skill counts only
+        the claims made since the key was last claimed under the shorter one
+        (docs/gate.md, "Limits across jobs")."""
         return None if self.window is None else self.at - self.window
 
     def counts(self, made_at: float) -> bool:
@@ -159,16 +162,6 @@ class Claim:
     def refused_by(self, held: int) -> bool:
         """Whether ``held`` claims on the key (in the window) leave no room for this one."""
         return held >= self.limit
-
-
-def expired_before(claim: Claim) -> float | None:
-    """The time at or before which claims on ``claim.key`` no longer count for it, and
-    which a store deletes when it keeps ``claim``: the start of its window. None for a
-    claim without a window (a ``once_per`` claim is kept for ever). A window made
-    longer in a later version of the skill therefore counts only the claims made since
-    its key was last claimed under the shorter one (docs/gate.md, "Limits across
-    jobs")."""
-    return claim.since
 
 
 def claim_key(*parts: str) -> str:

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from skillwire.core.errors import ClaimConflictError
-from skillwire.core.store import Claim, ClaimCount, count_claims, expired_before
+from skillwire.core.store import Claim, ClaimCount, count_claims
 
 __all__ = ["check_claims", "count", "keep_claims"]
 
@@ -52,11 +52,11 @@ def keep_claims(
 ) -> None:
     """Insert the claims (one a call already holds is kept as it is) and delete those of
     the ``released`` calls of ``job_id``; a windowed claim deletes its key's claims that
-    its window no longer counts (:func:`~skillwire.core.store.expired_before`)."""
+    its window no longer counts (:attr:`Claim.since <skillwire.core.store.Claim.since>`)."""
     for claim in claims:
         once = claim.limit == 1 and claim.window is None
         db.execute(_TAKE, (claim.key, job_id, claim.call, claim.at, int(once)))
-        before = expired_before(claim)
+        before = claim.since
         if before is not None:
             db.execute(_EXPIRED, (claim.key, before))
     for call in released:

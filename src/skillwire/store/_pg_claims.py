@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillwire.core.errors import ClaimConflictError
-from skillwire.core.store import Claim, ClaimCount, count_claims, expired_before
+from skillwire.core.store import Claim, ClaimCount, count_claims
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -45,7 +45,7 @@ async def keep_claims(
 ) -> None:
     """Insert the claims (one its call holds already is kept) and delete the released
     calls'; a windowed claim deletes its key's claims that its window no longer counts
-    (:func:`~skillwire.core.store.expired_before`). A ``once_per`` key another
+    (:attr:`Claim.since <skillwire.core.store.Claim.since>`). A ``once_per`` key another
     transaction took meanwhile (which the advisory lock prevents) would break
     ``claims_once``: refused as a conflict all the same."""
     import psycopg
@@ -56,7 +56,7 @@ async def keep_claims(
             await conn.execute(_TAKE, (claim.key, job_id, claim.call, claim.at, once))
         except psycopg.errors.UniqueViolation:
             raise ClaimConflictError(job_id, claim.key, claim.limit, 1, []) from None
-        before = expired_before(claim)
+        before = claim.since
         if before is not None:
             await conn.execute(_EXPIRED, (claim.key, before))
     for call in released:

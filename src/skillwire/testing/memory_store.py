@@ -43,7 +43,6 @@ from skillwire.core.store import (
     ClaimSnapshot,
     checked_claims,
     count_claims,
-    expired_before,
     job_filters,
 )
 
@@ -154,7 +153,7 @@ class MemoryJobStore:
             held = self._claims.setdefault(claim.key, [])
             if not any(call == claim.call for _job, call, _at in held):
                 held.append((job_id, claim.call, claim.at))
-            before = expired_before(claim)
+            before = claim.since
             if before is not None:
                 held[:] = [h for h in held if h[2] > before]
         if released:
