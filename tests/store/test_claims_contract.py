@@ -142,7 +142,7 @@ def test_a_windowed_claim_deletes_the_claims_its_window_no_longer_counts(
 
         version = a.version
         taken = [rate("a:0", T0 + 30), rate("a:1", T0 + 40), rate("a:2", T0, other), once("a:3")]
-        taken += [rate("a:4", T0 + 90)]  # its window starts at T0 + 30: a:0 no longer counts
+        taken += [rate("a:4", T0 + 150)]  # two windows before it: T0 + 30, a:0 goes
         for claim in taken:
             a = await store.save(a, expected_version=version, claims=[claim])  # type: ignore[attr-defined]
             version = a.version
@@ -155,6 +155,31 @@ def test_a_windowed_claim_deletes_the_claims_its_window_no_longer_counts(
         assert ledger.held(wide).held == 2  # a:1 and a:4; a:0 is gone
         assert ledger.held(wide_other).held == 1
         assert ledger.held(once("probe")).held == 1
+
+    run(backend, body)
+
+
+def test_a_worker_whose_clock_runs_ahead_deletes_no_claim_others_still_count(
+    backend: Backend,
+) -> None:
+    """Pruning keeps a second window as a margin: a claim made by a worker whose clock
+    is 50 s ahead (window 60 s) deletes nothing that a worker on time still counts, so
+    one skewed clock cannot reset a rate limit for every worker."""
+
+    async def body(opener: Open) -> None:
+        key = claim_key("refund", "process_refund", "rate_limit user", "u1")
+        store, a = await started(opener, "a")
+
+        def rate(call: str, at: float) -> Claim:
+            return Claim(key, 3, 60.0, at, call)
+
+        version = a.version
+        for claim in (rate("a:0", T0), rate("a:1", T0 + 10), rate("a:2", T0 + 110)):
+            a = await store.save(a, expected_version=version, claims=[claim])  # type: ignore[attr-defined]
+            version = a.version
+        on_time = rate("probe", T0 + 60)  # its window: after T0
+        ledger = await store.claim_ledger([on_time])  # type: ignore[attr-defined]
+        assert ledger.held(on_time).held == 2  # a:1 and a:2, whatever the skewed claim pruned
 
     run(backend, body)
 

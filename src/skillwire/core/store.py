@@ -147,12 +147,18 @@ class Claim:
 
     @property
     def since(self) -> float | None:
-        """Claims made after this time count (None: all). A store keeping this claim
-        deletes its key's claims made at or before it, which no window of the key counts
-        any more; so a window made longer in a later version of the skill counts only
-        the claims made since the key was last claimed under the shorter one
-        (docs/gate.md, "Limits across jobs")."""
+        """Claims made after this time count (None: all)."""
         return None if self.window is None else self.at - self.window
+
+    @property
+    def stale_before(self) -> float | None:
+        """A store keeping this claim deletes its key's claims made at or before this
+        time: two windows before :attr:`at` (None: a claim without a window deletes
+        nothing). The second window is a margin for clocks: a worker whose clock runs
+        ahead of the others' by less than a window deletes nothing they still count.
+        A window made longer in a later version of the skill counts only the claims
+        kept under the shorter one (docs/gate.md, "Limits across jobs")."""
+        return None if self.window is None else self.at - 2 * self.window
 
     def counts(self, made_at: float) -> bool:
         """Whether a claim on the same key made at ``made_at`` counts against this one."""

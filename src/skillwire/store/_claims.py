@@ -51,12 +51,12 @@ def keep_claims(
     db: sqlite3.Connection, job_id: str, claims: Sequence[Claim], released: Sequence[str]
 ) -> None:
     """Insert the claims (one a call already holds is kept as it is) and delete those of
-    the ``released`` calls of ``job_id``; a windowed claim deletes its key's claims that
-    its window no longer counts (:attr:`Claim.since <skillwire.core.store.Claim.since>`)."""
+    the ``released`` calls of ``job_id``; a windowed claim deletes its key's stale
+    claims (:attr:`~skillwire.core.store.Claim.stale_before`)."""
     for claim in claims:
         once = claim.limit == 1 and claim.window is None
         db.execute(_TAKE, (claim.key, job_id, claim.call, claim.at, int(once)))
-        before = claim.since
+        before = claim.stale_before
         if before is not None:
             db.execute(_EXPIRED, (claim.key, before))
     for call in released:

@@ -44,8 +44,8 @@ async def keep_claims(
     conn: AsyncConnection[Any], job_id: str, claims: Sequence[Claim], released: Sequence[str]
 ) -> None:
     """Insert the claims (one its call holds already is kept) and delete the released
-    calls'; a windowed claim deletes its key's claims that its window no longer counts
-    (:attr:`Claim.since <skillwire.core.store.Claim.since>`). A ``once_per`` key another
+    calls'; a windowed claim deletes its key's stale claims
+    (:attr:`~skillwire.core.store.Claim.stale_before`). A ``once_per`` key another
     transaction took meanwhile (which the advisory lock prevents) would break
     ``claims_once``: refused as a conflict all the same."""
     import psycopg
@@ -56,7 +56,7 @@ async def keep_claims(
             await conn.execute(_TAKE, (claim.key, job_id, claim.call, claim.at, once))
         except psycopg.errors.UniqueViolation:
             raise ClaimConflictError(job_id, claim.key, claim.limit, 1, []) from None
-        before = claim.since
+        before = claim.stale_before
         if before is not None:
             await conn.execute(_EXPIRED, (claim.key, before))
     for call in released:

@@ -153,7 +153,7 @@ class MemoryJobStore:
             held = self._claims.setdefault(claim.key, [])
             if not any(call == claim.call for _job, call, _at in held):
                 held.append((job_id, claim.call, claim.at))
-            before = claim.since
+            before = claim.stale_before
             if before is not None:
                 held[:] = [h for h in held if h[2] > before]
         if released:
