@@ -5,35 +5,16 @@ sees the diff. Every wait is on page state."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from tests.server.test_browser import CHROMIUM, FLAGS, open_as
+from tests.server.test_browser import CHROMIUM, base_url, browser, open_as
 
-from skillwire.server import ServerSettings, create_app
-from skillwire.server.serve import running
+from skillwire.server import ServerSettings
+
+__all__ = ["base_url", "browser"]  # the fixtures, used by name
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="no chromium at /usr/bin/chromium")
 pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency")
-from playwright.sync_api import Browser, expect, sync_playwright  # noqa: E402
-
-
-@pytest.fixture
-def base_url(settings: ServerSettings) -> Iterator[str]:
-    with running(create_app(settings)) as url:
-        yield url
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=FLAGS, headless=True
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
+from playwright.sync_api import Browser, expect  # noqa: E402
 
 
 def test_an_admin_writes_a_draft_with_the_report_live(
