@@ -163,6 +163,8 @@ class Pipeline:
                 run.state.messages(),
                 compiled.tools,
                 compiled.skill.engine_config().temperature,
+                intents=compiled.planner_intents,
+                model_names=compiled.model_names,
             )
             response = await run.call_model(self.model, request)
             try:
@@ -449,10 +451,13 @@ def _intents(run: JobRun) -> tuple[str, ...]:
 def _other_intent_tools(run: JobRun) -> list[str]:
     """The tools (as models see them) that the job's intents after the first list, in
     order: the offline planner runs them after the first intent's plan."""
+    others = run.state.intents[1:]
+    if not others:
+        return []
     skill = run.skill
     by_id = {i.id: i for i in skill.intents.supported}
     names: list[str] = []
-    for intent_id in run.state.intents[1:]:
+    for intent_id in others:
         for name in by_id[intent_id].tools or () if intent_id in by_id else ():
             tool = skill.tool(name)
             model = model_tool_name(tool.name if tool is not None else name)
@@ -475,9 +480,6 @@ def _visible_state(run: JobRun, compiled: CompiledSkill) -> dict[str, Any]:
         "other_intent_tools": _other_intent_tools(run),
         "entities": state.entities,
         "inputs": state.inputs,
-        "results": [
-            {"tool": h.tool, "args": h.args, "ok": h.ok, "result": h.result, "error": h.error}
-            for h in state.history
-        ],
+        "results": [h.seen() for h in state.history],
         "model_tool_names": compiled.model_tool_names,
     }
