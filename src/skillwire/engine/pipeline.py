@@ -38,6 +38,13 @@ from skillwire.skills.model_tools import Tool
 
 __all__ = ["Pipeline", "parse_json_object"]
 
+_PLANNER = RetryPoint("planner")
+"""Where a planner step's outage is retried (a frozen value, shared by every step)."""
+
+_SORTED_JSON = json.JSONEncoder(sort_keys=True)
+"""``json.dumps(value, sort_keys=True)``, the encoder made once (it holds no state
+between calls)."""
+
 
 class Pipeline:
     """Runs jobs forward; shared by every job of a runtime."""
@@ -112,7 +119,7 @@ class Pipeline:
             if run.state.iterations >= run.max_iterations():
                 raise BudgetExhausted(f"iteration budget of {run.max_iterations()} used up")
             run.state.iterations += 1
-            run.retry_point = RetryPoint("planner")
+            run.retry_point = _PLANNER
             try:
                 proposal, call_id = await self._propose(run)
             except ModelUnavailableError:
@@ -258,7 +265,7 @@ class Pipeline:
             reason = decision.reason_text
             prompt = (
                 f"{decision.approver} approval needed: {decision.tool} "
-                f"{json.dumps(decision.args, sort_keys=True)} ({reason})"
+                f"{_SORTED_JSON.encode(decision.args)} ({reason})"
             )
             run.pause(
                 run.new_waiting(

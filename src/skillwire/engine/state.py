@@ -451,6 +451,8 @@ class JobState:
     def consume(self, used: Sequence[ApprovalGrant]) -> None:
         """Mark the grants an ``Allow`` used as consumed (by their correlation ids)."""
         ids = {g.correlation_id for g in used} - {""}
+        if not ids:
+            return
         self.grants = [
             replace(g, consumed=True) if g.correlation_id in ids and not g.consumed else g
             for g in self.grants
