@@ -27,7 +27,14 @@ from skillwire.core.errors import NotFoundError
 from skillwire.core.executor import ExecutorRegistry
 from skillwire.core.job import JobRecord
 from skillwire.engine.adapter import model_tool_name
-from skillwire.engine.prompts import intent_data, intent_system, planner_system, tool_specs
+from skillwire.engine.prompts import (
+    PlannerIntent,
+    intent_data,
+    intent_system,
+    planner_intents,
+    planner_system,
+    tool_specs,
+)
 from skillwire.policy.access import BasePolicy
 from skillwire.policy.gate import Gate
 from skillwire.policy.workflows import (
@@ -73,12 +80,17 @@ class CompiledSkill:
     """Each tool's required arguments, by tool name."""
     model_tool_names: dict[str, str]
     """Each tool's name as models see it, to its name in the skill."""
+    model_names: dict[str, str]
+    """The inverse of :attr:`model_tool_names`: each tool's name in the skill, to the
+    name models see."""
     intent_system: str
     """The intent stage's instructions."""
     intent_data: dict[str, Any]
     """The intent catalogue as structure (``ChatRequest.data``)."""
     planner_system: str
     """The planner's instructions."""
+    planner_intents: dict[str, PlannerIntent]
+    """What the planner is told of each intent, by id."""
     unavailable: Mapping[str, str]
     """The tools the runtime cannot run (full name to why): not offered, blocked."""
 
@@ -95,6 +107,7 @@ class CompiledSkill:
         gate = Gate.for_skill(skill, base=base, unavailable=unavailable)
         goals = tuple(workflows_to_subgoals(skill))
         scopes = workflow_scopes(skill)
+        model_tools = {model_tool_name(t.name): t.name for t in skill.tools}
         return cls(
             skill,
             gate,
@@ -110,10 +123,12 @@ class CompiledSkill:
                 )
                 for t in skill.tools
             },
-            {model_tool_name(t.name): t.name for t in skill.tools},
+            model_tools,
+            {full: model for model, full in model_tools.items()},
             intent_system(skill),
             intent_data(skill),
             planner_system(skill, gate.policy, unavailable),
+            planner_intents(skill),
             unavailable,
         )
 

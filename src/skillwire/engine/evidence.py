@@ -89,6 +89,9 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-/]*")
 """A word as values are written (``ORD-12345``, ``750.00``, ``2026-11-24``)."""
 _DIGIT = re.compile(r"[0-9]")
+_EVIDENCE_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+"""``json.dumps(value, default=str, ensure_ascii=False)``, the encoder made once (it
+holds no state between calls)."""
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,7 @@ def evidence_text(run: JobRun) -> str:
     state = run.state
     parts: list[Any] = [state.message, state.context, state.entities, state.inputs]
     parts.extend([h.args, h.result] for h in state.history if h.ok)
-    return json.dumps(parts, default=str, ensure_ascii=False)
+    return _EVIDENCE_JSON.encode(parts)
 
 
 def added_values(draft: str, polished: str, evidence: str) -> list[str]:

@@ -38,6 +38,13 @@ from skillwire.skills.model_tools import Tool
 
 __all__ = ["Pipeline", "parse_json_object"]
 
+_PLANNER = RetryPoint("planner")
+"""Where a planner step's outage is retried (a frozen value, shared by every step)."""
+
+_SORTED_JSON = json.JSONEncoder(sort_keys=True)
+"""``json.dumps(value, sort_keys=True)``, the encoder made once (it holds no state
+between calls)."""
+
 
 class Pipeline:
     """Runs jobs forward; shared by every job of a runtime."""
@@ -112,7 +119,7 @@ class Pipeline:
             if run.state.iterations >= run.max_iterations():
                 raise BudgetExhausted(f"iteration budget of {run.max_iterations()} used up")
             run.state.iterations += 1
-            run.retry_point = RetryPoint("planner")
+            run.retry_point = _PLANNER
             try:
                 proposal, call_id = await self._propose(run)
             except ModelUnavailableError:
@@ -163,6 +170,8 @@ class Pipeline:
                 run.state.messages(),
                 compiled.tools,
                 compiled.skill.engine_config().temperature,
+                intents=compiled.planner_intents,
+                model_names=compiled.model_names,
             )
             response = await run.call_model(self.model, request)
             try:
@@ -256,7 +265,7 @@ class Pipeline:
             reason = decision.reason_text
             prompt = (
                 f"{decision.approver} approval needed: {decision.tool} "
-                f"{json.dumps(decision.args, sort_keys=True)} ({reason})"
+                f"{_SORTED_JSON.encode(decision.args)} ({reason})"
             )
             run.pause(
                 run.new_waiting(
@@ -449,10 +458,13 @@ def _intents(run: JobRun) -> tuple[str, ...]:
 def _other_intent_tools(run: JobRun) -> list[str]:
     """The tools (as models see them) that the job's intents after the first list, in
     order: the offline planner runs them after the first intent's plan."""
+    others = run.state.intents[1:]
+    if not others:
+        return []
     skill = run.skill
     by_id = {i.id: i for i in skill.intents.supported}
     names: list[str] = []
-    for intent_id in run.state.intents[1:]:
+    for intent_id in others:
         for name in by_id[intent_id].tools or () if intent_id in by_id else ():
             tool = skill.tool(name)
             model = model_tool_name(tool.name if tool is not None else name)
@@ -475,9 +487,6 @@ def _visible_state(run: JobRun, compiled: CompiledSkill) -> dict[str, Any]:
         "other_intent_tools": _other_intent_tools(run),
         "entities": state.entities,
         "inputs": state.inputs,
-        "results": [
-            {"tool": h.tool, "args": h.args, "ok": h.ok, "result": h.result, "error": h.error}
-            for h in state.history
-        ],
+        "results": [h.seen() for h in state.history],
         "model_tool_names": compiled.model_tool_names,
     }

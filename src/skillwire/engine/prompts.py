@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -35,11 +36,13 @@ from skillwire.skills.model import Skill
 
 __all__ = [
     "JOB_STATE_MARKER",
+    "PlannerIntent",
     "final_answer_spec",
     "gate_request",
     "intent_data",
     "intent_request",
     "intent_system",
+    "planner_intents",
     "planner_request",
     "planner_system",
     "polisher_request",
@@ -283,6 +286,32 @@ def model_schema(schema: Any) -> Any:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class PlannerIntent:
+    """What the planner is told of one intent of a skill (it depends on the skill alone,
+    so the engine's compiled skill builds it once per intent: :func:`planner_intents`)."""
+
+    tools: tuple[str, ...]
+    """The tools the intent lists, by the names models see."""
+    workflow: str | None
+    """The workflow that serves it (:func:`_intent_workflow`)."""
+    description: str
+
+
+def planner_intents(skill: Skill) -> dict[str, PlannerIntent]:
+    """:class:`PlannerIntent` of each of the skill's intents, by id (the first intent of
+    an id, as the planner's request looks it up)."""
+    out: dict[str, PlannerIntent] = {}
+    for intent in skill.intents.supported:
+        if intent.id not in out:
+            out[intent.id] = PlannerIntent(
+                tuple(model_tool_name(_full_name(skill, n)) for n in (intent.tools or [])),
+                _intent_workflow(skill, intent.id, intent.maps_to_workflow),
+                intent.description,
+            )
+    return out
+
+
 def planner_request(
     skill: Skill,
     instructions: str,
@@ -291,37 +320,53 @@ def planner_request(
     conversation: list[ChatMessage],
     tools: tuple[ToolSpec, ...],
     temperature: float | None,
+    *,
+    intents: Mapping[str, PlannerIntent] | None = None,
+    model_names: Mapping[str, str] | None = None,
 ) -> ChatRequest:
     """One planner step: ``instructions`` (:func:`planner_system`), the ``STATE`` line,
     and the conversation so far; ``state`` in full (tool results included) as the
-    request's ``data``."""
-    intent = next((i for i in skill.intents.supported if i.id == state.get("intent")), None)
+    request's ``data``.
+
+    ``intents`` (:func:`planner_intents`) and ``model_names`` (each tool's full name to
+    the name models see, the inverse of ``state["model_tool_names"]``) are the skill's,
+    when the caller keeps them (the engine's compiled skill does); otherwise they are
+    worked out for this request."""
+    intent_id = state.get("intent")
+    if intents is None:
+        intents = planner_intents(skill)
+    intent = intents.get(intent_id) if isinstance(intent_id, str) else None
     goals = [g if isinstance(g, dict) else g.to_dict() for g in subgoals]
-    intent_tools = (
-        [model_tool_name(_full_name(skill, n)) for n in (intent.tools or [])] if intent else []
-    )
+    intent_tools = list(intent.tools) if intent is not None else []
     job_state = {
         **state,
         "subgoals": goals,
         "required_fields": skill.output_contract.required_fields,
         "intent_tools": intent_tools,
-        "intent_workflow": _intent_workflow(skill, intent.id, intent.maps_to_workflow)
-        if intent
-        else None,
-        "intent_description": intent.description if intent else "",
+        "intent_workflow": intent.workflow if intent is not None else None,
+        "intent_description": intent.description if intent is not None else "",
     }
+    if model_names is None:
+        names = state.get("model_tool_names") or {}
+        model_names = {full: model for model, full in names.items()}
     messages = (
         ChatMessage("system", instructions),
-        ChatMessage("system", _state_line(state, goals, intent_tools)),
+        ChatMessage("system", _state_line(state, goals, intent_tools, model_names)),
         *conversation,
     )
     return ChatRequest("planner", messages, tools, temperature=temperature, data=job_state)
 
 
-def _state_line(state: dict[str, Any], goals: list[dict[str, Any]], tools: list[str]) -> str:
+def _state_line(
+    state: dict[str, Any],
+    goals: list[dict[str, Any]],
+    tools: list[str],
+    model_names: Mapping[str, str],
+) -> str:
     """What the planner is told of the job beside the conversation: the intent, the
     entities and inputs known, the tools the intent uses, and the steps of its workflow
-    (each marked done once its tool ran). Tool results are not repeated here."""
+    (each marked done once its tool ran; a step's tool by the name models see, from
+    ``model_names``). Tool results are not repeated here."""
     parts = [f"{JOB_STATE_MARKER} {', '.join(state.get('intents') or [str(state.get('intent'))])}"]
     if state.get("entities"):
         parts.append(f"entities {_json(state['entities'])}")
@@ -330,10 +375,8 @@ def _state_line(state: dict[str, Any], goals: list[dict[str, Any]], tools: list[
     if tools:
         parts.append(f"tools for it: {', '.join(tools)}")
     if goals:
-        names = state.get("model_tool_names") or {}
-        by_full = {full: model for model, full in names.items()}
         steps = [
-            f"{by_full.get(g.get('tool') or '', g.get('tool') or g.get('intent'))}"
+            f"{model_names.get(g.get('tool') or '', g.get('tool') or g.get('intent'))}"
             + (" (done)" if g.get("status") == "done" else "")
             for g in goals
         ]

@@ -117,6 +117,7 @@ class HistoryEntry(_Entry):
     error: str = ""
     state_changes: dict[str, Any] = field(default_factory=dict)
     _run: ToolRun | None = field(default=None, init=False, repr=False, compare=False)
+    _seen: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> HistoryEntry:
@@ -129,6 +130,21 @@ class HistoryEntry(_Entry):
             data.get("error", ""),
             data.get("state_changes") or {},
         )
+
+    def seen(self) -> dict[str, Any]:
+        """The run as the planner's request data shows it (``tool``, ``args``, ``ok``,
+        ``result``, ``error``): the same dict every time (read it, never change it)."""
+        seen = self._seen
+        if seen is None:
+            seen = {
+                "tool": self.tool,
+                "args": self.args,
+                "ok": self.ok,
+                "result": self.result,
+                "error": self.error,
+            }
+            object.__setattr__(self, "_seen", seen)  # a cache of a frozen value
+        return seen
 
     def as_run(self) -> ToolRun:
         """The run in the form the gate reads: the same object every time, so that the
@@ -435,6 +451,8 @@ class JobState:
     def consume(self, used: Sequence[ApprovalGrant]) -> None:
         """Mark the grants an ``Allow`` used as consumed (by their correlation ids)."""
         ids = {g.correlation_id for g in used} - {""}
+        if not ids:
+            return
         self.grants = [
             replace(g, consumed=True) if g.correlation_id in ids and not g.consumed else g
             for g in self.grants
