@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.policy.helpers import codes, gate_from
 
 from skillwire.policy import Gate, ReasonCode, schema_validator
-from skillwire.policy.arguments import ArgumentChecker, FieldCheck, json_problem
+from skillwire.policy.arguments import ArgumentChecker, FieldCheck, json_problem, same_value
 
 INPUTS = """
 tools:
@@ -179,3 +179,32 @@ def test_fast_checks_agree_with_jsonschema(schema: dict[str, Any], value: Any) -
     assert check.validator is None  # these are all fast-path schemas
     expected = not any(True for _ in schema_validator(schema).iter_errors(value))
     assert (check.problem(value) is None) is expected, (schema, value, check.problem(value))
+
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("ORD-1", "ORD-1", True),
+        ("ORD-1", "ORD-2", False),
+        (1, 1.0, True),
+        (750, 750, True),
+        (0.5, 0.5, True),
+        (True, 1, False),
+        (1, True, False),
+        (False, 0, False),
+        (True, True, True),
+        (None, None, True),
+        (None, 0, False),
+        (float("nan"), float("nan"), False),
+        ("1", 1, False),
+        ([1, "a"], (1, "a"), True),
+        ({"a": 1}, {"a": 1.0}, True),
+        ({"a": True}, {"a": 1}, False),
+    ],
+)
+def test_same_value_is_json_equality(a: Any, b: Any, same: bool) -> None:
+    """Its fast path (two values of one exact scalar type) must not read ``true`` as
+    ``1``; a subclass never takes it (the gate refuses one before comparing: see
+    test_plain_state)."""
+    assert same_value(a, b) is same

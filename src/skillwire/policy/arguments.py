@@ -107,8 +107,17 @@ def json_problem(value: Any, where: str = "") -> str | None:
     return f"{where or 'value'}: a {kind.__name__} is not a JSON value"
 
 
+_SCALAR_TYPES = frozenset((str, int, float, type(None)))
+"""Exact types whose values compare by ``==`` as JSON compares them (``bool`` is not
+one of them: ``True == 1``)."""
+
+
 def same_value(a: Any, b: Any) -> bool:
     """JSON equality: ``true`` is not ``1``; ``1`` is ``1.0``."""
+    kind = type(a)
+    if kind is type(b) and kind in _SCALAR_TYPES:
+        equal: bool = a == b  # the common case: no subclass, so ``==`` is the type's own
+        return equal
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
