@@ -181,7 +181,6 @@ def test_fast_checks_agree_with_jsonschema(schema: dict[str, Any], value: Any) -
     assert (check.problem(value) is None) is expected, (schema, value, check.problem(value))
 
 
-
 @pytest.mark.parametrize(
     ("a", "b", "same"),
     [

@@ -81,3 +81,11 @@ def test_what_is_not_a_grant_or_an_id_is_the_callers_bug(gate: Gate) -> None:
         gate.check("process_refund", BIG, correlation_ids=["p1", 2])  # type: ignore[list-item]
     with pytest.raises(GateInputError, match="correlation_ids"):
         gate.check("process_refund", BIG, correlation_ids={"p1"})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("ids", [("p1", 2), ["p1", None], [b"p1"], {"p1": True}, 7])
+def test_correlation_ids_of_any_kind_are_checked(gate: Gate, ids: object) -> None:
+    """A tuple or list of ids skips the sequence check by its exact type; every id in
+    it, and any other kind of value, is still checked."""
+    with pytest.raises(GateInputError, match="correlation_ids"):
+        gate.check("process_refund", BIG, correlation_ids=ids)  # type: ignore[arg-type]

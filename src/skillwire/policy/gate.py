@@ -251,7 +251,7 @@ class Gate:
             raise GateInputError("now", f"expected a timezone-aware datetime, got {shown(now)}")
         if user is not None and type(user) is not str:
             raise GateInputError("user", f"expected text, got {shown(user)}")
-        if not isinstance(args, Mapping) and args is not None:
+        if args is not None and type(args) is not dict and not isinstance(args, Mapping):
             plain_state(context, entities, inputs, _EMPTY)
             return _invalid(tool, {}, f"arguments must be an object, got {type(args).__name__}")
         call_args = dict(args or {})
