@@ -207,3 +207,25 @@ def test_same_value_is_json_equality(a: Any, b: Any, same: bool) -> None:
     ``1``; a subclass never takes it (the gate refuses one before comparing: see
     test_plain_state)."""
     assert same_value(a, b) is same
+
+
+def test_bounds_and_lengths_are_checked_only_where_declared_and_always_there() -> None:
+    plain = FieldCheck("note", {"type": "string"})
+    assert plain.problem("x" * 10_000) is None
+    short = FieldCheck("code", {"type": "string", "minLength": 3, "maxLength": 4})
+    assert short.problem("ab") == "'ab' is shorter than 3 characters"
+    assert short.problem("abcde") == "'abcde' is longer than 4 characters"
+    assert short.problem("abc") is None
+    anything = FieldCheck("n", {"type": "number"})
+    assert anything.problem(-1e300) is None
+    for key, bad in (
+        ("minimum", -1),
+        ("maximum", 11),
+        ("exclusiveMinimum", 0),
+        ("exclusiveMaximum", 10),
+    ):
+        limit = 0 if "inimum" in key else 10
+        check = FieldCheck("n", {"type": "number", key: limit})
+        assert check.problem(bad), key
+        assert check.problem(5) is None, key
+    assert FieldCheck("n", {"minimum": 0}).problem(-0.5), "a bound without a type"
