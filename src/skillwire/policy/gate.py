@@ -360,8 +360,11 @@ class Gate:
         """History with every tool under its full name (a package's local names and
         tool ids resolved), so order and counts see one name per tool."""
         facts, names = self._facts, self._names
-        if not history or all(run.tool in facts for run in history):
-            return history
+        for run in history:
+            if run.tool not in facts:
+                break
+        else:
+            return history  # every run under its full name already: the common case
         return tuple(
             run
             if run.tool in facts or run.tool not in names
