@@ -234,7 +234,7 @@ def _checked_grant(grant: object, i: int) -> ApprovalGrant:
         text = getattr(grant, name)
         if type(text) is not str:
             raise GateInputError(f"{where}.{name}", f"expected text, got {type(text).__name__}")
-    if type(grant.correlation_id) is not str or plain_dumps(grant.correlation_id) is None:
+    if not _utf8(grant.correlation_id):
         raise GateInputError(f"{where}.correlation_id", "expected UTF-8 text")
     if type(grant.consumed) is not bool:
         raise GateInputError(
