@@ -217,3 +217,20 @@ def test_patterns_in_data_are_not_patterns() -> None:
     assert (
         schema_pattern_problem({"$schema": "https://json-schema.org/draft/2020-12/schema"}) is None
     )
+
+
+@settings(max_examples=300)
+@given(
+    source=st.sampled_from(["^ORD-[0-9]{5}$", "[0-9]+", "^a|b$", "x*", "^$", "é", "^[^a]$"]),
+    value=st.text(max_size=12),
+)
+def test_accepts_is_a_search_in_utf8_text(source: str, value: str) -> None:
+    """``accepts`` (its ASCII path included) says yes exactly when the value is text
+    UTF-8 can hold and ``search`` finds the pattern in it."""
+    pattern = compile_pattern(source)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        assert not pattern.accepts(value)
+    else:
+        assert pattern.accepts(value) is (pattern.search(value) is not None)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.policy.helpers import codes, gate_from
 
 from skillwire.policy import Gate, ReasonCode, schema_validator
-from skillwire.policy.arguments import ArgumentChecker, FieldCheck, json_problem
+from skillwire.policy.arguments import ArgumentChecker, FieldCheck, json_problem, same_value
 
 INPUTS = """
 tools:
@@ -179,3 +179,53 @@ def test_fast_checks_agree_with_jsonschema(schema: dict[str, Any], value: Any) -
     assert check.validator is None  # these are all fast-path schemas
     expected = not any(True for _ in schema_validator(schema).iter_errors(value))
     assert (check.problem(value) is None) is expected, (schema, value, check.problem(value))
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("ORD-1", "ORD-1", True),
+        ("ORD-1", "ORD-2", False),
+        (1, 1.0, True),
+        (750, 750, True),
+        (0.5, 0.5, True),
+        (True, 1, False),
+        (1, True, False),
+        (False, 0, False),
+        (True, True, True),
+        (None, None, True),
+        (None, 0, False),
+        (float("nan"), float("nan"), False),
+        ("1", 1, False),
+        ([1, "a"], (1, "a"), True),
+        ({"a": 1}, {"a": 1.0}, True),
+        ({"a": True}, {"a": 1}, False),
+    ],
+)
+def test_same_value_is_json_equality(a: Any, b: Any, same: bool) -> None:
+    """Its fast path (two values of one exact scalar type) must not read ``true`` as
+    ``1``; a subclass never takes it (the gate refuses one before comparing: see
+    test_plain_state)."""
+    assert same_value(a, b) is same
+
+
+def test_bounds_and_lengths_are_checked_only_where_declared_and_always_there() -> None:
+    plain = FieldCheck("note", {"type": "string"})
+    assert plain.problem("x" * 10_000) is None
+    short = FieldCheck("code", {"type": "string", "minLength": 3, "maxLength": 4})
+    assert short.problem("ab") == "'ab' is shorter than 3 characters"
+    assert short.problem("abcde") == "'abcde' is longer than 4 characters"
+    assert short.problem("abc") is None
+    anything = FieldCheck("n", {"type": "number"})
+    assert anything.problem(-1e300) is None
+    for key, bad in (
+        ("minimum", -1),
+        ("maximum", 11),
+        ("exclusiveMinimum", 0),
+        ("exclusiveMaximum", 10),
+    ):
+        limit = 0 if "inimum" in key else 10
+        check = FieldCheck("n", {"type": "number", key: limit})
+        assert check.problem(bad), key
+        assert check.problem(5) is None, key
+    assert FieldCheck("n", {"minimum": 0}).problem(-0.5), "a bound without a type"

@@ -243,3 +243,23 @@ _JSON = st.recursive(
 def test_same_args_agrees_with_args_key(a: dict[str, object], b: dict[str, object]) -> None:
     assert same_args(a, b) == (args_key("t", a) == args_key("t", b))
     assert same_args(a, a)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ({"order_id": "O1", "amount": 750}, {"amount": 750.0, "order_id": "O1"}, True),
+        ({"order_id": "O1", "amount": None}, {"order_id": "O1"}, True),
+        ({"order_id": "O1"}, {"order_id": "O1", "amount": None}, True),
+        ({"amount": None}, {"amount": None}, True),
+        ({"amount": 0}, {"amount": None}, False),
+        ({"amount": True}, {"amount": 1}, False),
+        ({"order_id": "O1", "amount": 750}, {"order_id": "O2", "amount": 750}, False),
+        ({"order_id": "O1"}, {"order_id": "O1", "amount": 1}, False),
+    ],
+)
+def test_same_args_leaves_out_nulls_and_nothing_else(
+    a: dict[str, object], b: dict[str, object], same: bool
+) -> None:
+    assert same_args(a, b) is same
+    assert same_args(b, a) is same

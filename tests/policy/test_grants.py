@@ -81,3 +81,27 @@ def test_what_is_not_a_grant_or_an_id_is_the_callers_bug(gate: Gate) -> None:
         gate.check("process_refund", BIG, correlation_ids=["p1", 2])  # type: ignore[list-item]
     with pytest.raises(GateInputError, match="correlation_ids"):
         gate.check("process_refund", BIG, correlation_ids={"p1"})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("ids", [("p1", 2), ["p1", None], [b"p1"], {"p1": True}, 7])
+def test_correlation_ids_of_any_kind_are_checked(gate: Gate, ids: object) -> None:
+    """A tuple or list of ids skips the sequence check by its exact type; every id in
+    it, and any other kind of value, is still checked."""
+    with pytest.raises(GateInputError, match="correlation_ids"):
+        gate.check("process_refund", BIG, correlation_ids=ids)  # type: ignore[arg-type]
+
+
+class _Id(str):
+    """An id that says it equals every other."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = str.__hash__
+
+
+@pytest.mark.parametrize("given", ["p1\udc80", "\ud800p1", _Id("p1"), 1, None])
+def test_a_grants_correlation_id_must_be_utf8_text(gate: Gate, given: object) -> None:
+    odd = ApprovalGrant("process_refund", dict(BIG), "supervisor", given)  # type: ignore[arg-type]
+    with pytest.raises(GateInputError, match=r"approvals\[0\]\.correlation_id"):
+        gate.check("process_refund", BIG, approvals=[odd], correlation_ids=["p1"])

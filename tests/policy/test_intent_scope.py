@@ -266,6 +266,15 @@ def test_an_intent_the_skill_does_not_have_widens_nothing(tmp_path: Path) -> Non
     assert gate.check("audit_log", E1).kind == "allow"
 
 
+class _Text(str):
+    """Text that says it equals everything (an intent must be exactly ``str``)."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = str.__hash__
+
+
 @pytest.mark.parametrize(
     ("intents", "path"),
     [
@@ -274,6 +283,11 @@ def test_an_intent_the_skill_does_not_have_widens_nothing(tmp_path: Path) -> Non
         ({"password_reset": True}, "intents"),
         (7, "intents"),
         (["\udc80"], "intents[0]"),
+        (("ok", "\ud800x"), "intents[1]"),
+        (frozenset({"\udfff"}), "intents[0]"),
+        ((_Text("password_reset"),), "intents[0]"),
+        ([_Text("password_reset")], "intents[0]"),
+        ("\udc80", "intents[0]"),
     ],
 )
 def test_intents_that_are_not_text_are_the_callers_bug(
@@ -282,6 +296,13 @@ def test_intents_that_are_not_text_are_the_callers_bug(
     with pytest.raises(GateInputError) as caught:
         gate.check("verify_identity", E1, intents=intents)  # type: ignore[arg-type]
     assert caught.value.path == path
+
+
+@pytest.mark.parametrize("intent", ["\udc80", "refund\ud800", _Text("password_reset"), 7])
+def test_an_intent_that_is_not_utf8_text_is_the_callers_bug(gate: Gate, intent: object) -> None:
+    with pytest.raises(GateInputError) as caught:
+        gate.check("verify_identity", E1, intent=intent)  # type: ignore[arg-type]
+    assert caught.value.path == "intent"
 
 
 def test_one_text_is_one_intent_not_its_letters(gate: Gate) -> None:

@@ -24,7 +24,7 @@ from skillwire.policy import ReasonCode
 from skillwire.skills import Skill, load_skill
 from skillwire.store import SQLiteJobStore
 from skillwire.testing import ScriptedModel
-from skillwire.tools import Executors, McpExecutor, McpServer
+from skillwire.tools import Credentials, Executors, McpExecutor, McpServer
 
 pytest.importorskip("mcp")
 
@@ -330,3 +330,36 @@ def test_check_reports_a_server_that_does_not_start(
     (failed,) = [i for i in issues if i["code"] == "mcp-server-did-not-start"]
     assert failed["message"].startswith(f"{SKILL_ID}.add: MCP server 'test' did not start")
     assert failed["severity"] == "warning"
+
+
+def test_prepare_starts_no_server_for_a_tool_whose_credential_is_unset(tmp_path: Path) -> None:
+    """``prepare`` looks up the credentials only when the skill names an MCP server, and
+    starts none for a tool that cannot run anyway; once the credential is there, the
+    server starts."""
+    starts = tmp_path / "starts.log"
+    creds = {
+        "credentials": [{"id": "MCP_KEY", "type": "env", "required": True, "secret": True}],
+        "bindings": [{"tool": "add", "credentialId": "MCP_KEY", "target": "SERVICE_TOKEN"}],
+    }
+    skill = load_skill(
+        write_package(tmp_path, [mcp_tool("add", schema=ADD_SCHEMA)], credentials=creds)
+    )
+    unset = Executors(mcp=McpExecutor([counted(starts)], timeout=30), credentials=Credentials())
+    given = Executors(
+        mcp=McpExecutor([counted(starts)], timeout=30),
+        credentials=Credentials(environ={"MCP_KEY": "k" * 20}),
+    )
+
+    async def go() -> None:
+        try:
+            await unset.prepare(skill.tools, skill.root)
+            assert started(starts) == 0
+            await unset.prepare([], skill.root)
+            assert started(starts) == 0
+            await given.prepare(skill.tools, skill.root)
+            assert started(starts) == 1
+        finally:
+            await unset.aclose()
+            await given.aclose()
+
+    asyncio.run(go())

@@ -247,3 +247,31 @@ def test_module_stamp_reads_the_file_each_time_whatever_it_was_before(tmp_path: 
     for _ in range(2):
         assert module_stamp("../outside:fn", folder) is None
         assert module_stamp("later:fn", None) is None
+
+
+def test_a_module_that_turns_async_runs_awaited_and_waits_learns_it(tmp_path: Path) -> None:
+    """``waits`` reads the callable as last resolved (the run looks at the module's
+    file): after the module changes from sync to async, the next run still runs the
+    new code, awaited, and ``waits`` says so from then on."""
+    folder = tmp_path / "skill"
+    folder.mkdir()
+    module = folder / "turning.py"
+    module.write_text("def answer(cmd: str) -> dict:\n    return {'v': 1}\n")
+    quick = Tool.model_validate(
+        {
+            "name": "t",
+            "inputs": [{"name": "cmd", "type": "string", "required": True}],
+            "executor": {"type": "python", "callable": "turning:answer", "blocking": False},
+        }
+    )
+    executors = Executors()
+    assert not executors.waits(quick, folder)
+    module.write_text("async def answer(cmd: str) -> dict:\n    return {'v': 2}\n")
+    os.utime(module, ns=(1, 1))
+    run = executors.execute(quick, {"cmd": "x"}, idempotency_key="k", skill_root=folder)
+    assert asyncio.run(run).result == {"v": 2}
+    assert executors.waits(quick, folder), "an async callable may wait"
+    module.write_text("this is not python\n")
+    os.utime(module, ns=(2, 2))
+    run = executors.execute(quick, {"cmd": "x"}, idempotency_key="k", skill_root=folder)
+    assert "cannot load" in (asyncio.run(run).error or ""), "a run sees the broken module"

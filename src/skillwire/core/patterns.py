@@ -130,11 +130,14 @@ class Pattern:
     def accepts(self, value: str) -> bool:
         """Whether ``value`` satisfies the pattern as a JSON Schema ``pattern``: it is
         text (no lone surrogate, which is not Unicode text) and the pattern matches in it."""
-        if not value.isascii():
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                return False
+        if value.isascii():  # the common case, as search() does it, without the spans
+            encoded = value.encode("ascii")
+            begin: int = self._regex.Match(_unanchored(), encoded, 0, len(encoded))[0][0]
+            return begin >= 0
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
         return self.search(value) is not None
 
     def __repr__(self) -> str:

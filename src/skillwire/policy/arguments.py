@@ -63,6 +63,7 @@ _FIELD_KEYS = frozenset(
         "writeOnly",
     }
 )
+_BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 _ROOT_KEYS = frozenset(
     {
         "type",
@@ -107,8 +108,17 @@ def json_problem(value: Any, where: str = "") -> str | None:
     return f"{where or 'value'}: a {kind.__name__} is not a JSON value"
 
 
+_SCALAR_TYPES = frozenset((str, int, float, type(None)))
+"""Exact types whose values compare by ``==`` as JSON compares them (``bool`` is not
+one of them: ``True == 1``)."""
+
+
 def same_value(a: Any, b: Any) -> bool:
     """JSON equality: ``true`` is not ``1``; ``1`` is ``1.0``."""
+    kind = type(a)
+    if kind is type(b) and kind in _SCALAR_TYPES:
+        equal: bool = a == b  # the common case: no subclass, so ``==`` is the type's own
+        return equal
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
@@ -121,7 +131,17 @@ def same_value(a: Any, b: Any) -> bool:
 class FieldCheck:
     """The check of one argument: type, enum/const, pattern, bounds, lengths."""
 
-    __slots__ = ("_check", "enum", "name", "pattern", "schema", "type", "validator")
+    __slots__ = (
+        "_bounded",
+        "_check",
+        "_measured",
+        "enum",
+        "name",
+        "pattern",
+        "schema",
+        "type",
+        "validator",
+    )
 
     def __init__(self, name: str, schema: Mapping[str, Any]) -> None:
         self.name = name
@@ -140,6 +160,8 @@ class FieldCheck:
                 self.pattern = compile_pattern(pattern)
             except PatternError as exc:  # the loader refuses it; never a pass if it gets here
                 self.pattern = exc
+        self._measured = "minLength" in schema or "maxLength" in schema
+        self._bounded = not _BOUNDS.isdisjoint(schema)
         simple = set(schema) <= _FIELD_KEYS and (kind is None or self.type is not None)
         self.validator = None if simple else schema_validator(dict(schema))
 
@@ -160,9 +182,9 @@ class FieldCheck:
                 return str(self.pattern)
             if self.pattern is not None and not self.pattern.accepts(value):
                 return f"{value!r} does not match pattern {self.pattern.source!r}"
-            return self._length(value)
+            return self._length(value) if self._measured else None
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return self._bounds(value)
+            return self._bounds(value) if self._bounded else None
         return None
 
     def _length(self, value: str) -> str | None:

@@ -124,6 +124,9 @@ def args_key(tool: str, args: Mapping[str, Any]) -> str:
 
 def same_args(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Whether two calls' arguments are the same, as :func:`args_key` compares them."""
+    if a.keys() == b.keys() and None not in a.values() and None not in b.values():
+        # no null argument to leave out (``in`` finds None by identity): compared as they are
+        return all(same_value(v, b[k]) for k, v in a.items())
     given_a = {k: v for k, v in a.items() if v is not None}
     given_b = {k: v for k, v in b.items() if v is not None}
     return given_a.keys() == given_b.keys() and all(
@@ -259,7 +262,10 @@ class GateCall:
         for run in self.history:
             if run.ok and run.tool == tool:
                 args = run.args
-                if all(same_value(args.get(name), value) for name, value in key):
+                for name, value in key:
+                    if not same_value(args.get(name), value):
+                        break
+                else:
                     return True
         return False
 

@@ -251,7 +251,7 @@ class Gate:
             raise GateInputError("now", f"expected a timezone-aware datetime, got {shown(now)}")
         if user is not None and type(user) is not str:
             raise GateInputError("user", f"expected text, got {shown(user)}")
-        if not isinstance(args, Mapping) and args is not None:
+        if args is not None and type(args) is not dict and not isinstance(args, Mapping):
             plain_state(context, entities, inputs, _EMPTY)
             return _invalid(tool, {}, f"arguments must be an object, got {type(args).__name__}")
         call_args = dict(args or {})
@@ -360,8 +360,11 @@ class Gate:
         """History with every tool under its full name (a package's local names and
         tool ids resolved), so order and counts see one name per tool."""
         facts, names = self._facts, self._names
-        if not history or all(run.tool in facts for run in history):
-            return history
+        for run in history:
+            if run.tool not in facts:
+                break
+        else:
+            return history  # every run under its full name already: the common case
         return tuple(
             run
             if run.tool in facts or run.tool not in names

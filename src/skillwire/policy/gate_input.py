@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from skillwire.core.errors import GateInputError
 from skillwire.core.plainjson import plain_dumps
@@ -48,6 +48,8 @@ _Marked = TypeVar("_Marked", ToolRun, ApprovalGrant)
 
 _EMPTY: Mapping[str, Any] = {}
 _LISTS = (list, tuple)
+_COLLECTIONS = frozenset((list, tuple, set, frozenset))
+"""Exact types of a collection of intents (any other is looked at more closely)."""
 
 
 def not_plain(value: Any, path: str) -> tuple[str, str] | None:
@@ -232,7 +234,7 @@ def _checked_grant(grant: object, i: int) -> ApprovalGrant:
         text = getattr(grant, name)
         if type(text) is not str:
             raise GateInputError(f"{where}.{name}", f"expected text, got {type(text).__name__}")
-    if type(grant.correlation_id) is not str or plain_dumps(grant.correlation_id) is None:
+    if not _utf8(grant.correlation_id):
         raise GateInputError(f"{where}.correlation_id", "expected UTF-8 text")
     if type(grant.consumed) is not bool:
         raise GateInputError(
@@ -252,7 +254,8 @@ def checked_correlations(ids: Sequence[str] | None) -> frozenset[str] | None:
         return None
     if type(ids) is str:
         return frozenset({ids} - {""})
-    _sequence(ids, "correlation_ids")
+    if type(ids) not in _LISTS:
+        _sequence(ids, "correlation_ids")
     for i, given in enumerate(ids):
         if type(given) is not str:
             raise GateInputError(
@@ -272,19 +275,33 @@ def checked_intents(intent: object, intents: object) -> frozenset[str]:
     text is never an intent."""
     active: set[str] = set()
     if intent is not None:
-        if type(intent) is not str or plain_dumps(intent) is None:
+        if not _utf8(intent):
             raise GateInputError("intent", f"expected UTF-8 text, got {shown(intent)}")
         active.add(intent)
     if type(intents) is str:
         intents = (intents,)
     if intents:
-        if isinstance(intents, Mapping) or not isinstance(intents, Collection):
+        if not _collection(intents):
             raise GateInputError("intents", f"expected a list, got {type(intents).__name__}")
         for i, given in enumerate(intents):
-            if type(given) is not str or plain_dumps(given) is None:
+            if not _utf8(given):
                 raise GateInputError(f"intents[{i}]", f"expected UTF-8 text, got {shown(given)}")
             active.add(given)
     return frozenset(active - {""})
+
+
+def _collection(value: object) -> TypeGuard[Collection[object]]:
+    """Whether ``value`` is a collection and not a mapping (a list, a tuple or a set is
+    known by its exact type, without asking the ABCs)."""
+    return type(value) in _COLLECTIONS or (
+        not isinstance(value, Mapping) and isinstance(value, Collection)
+    )
+
+
+def _utf8(value: object) -> TypeGuard[str]:
+    """Whether ``value`` is exactly a ``str`` that UTF-8 can hold (no lone surrogate);
+    ASCII text is, and CPython knows it without a walk."""
+    return type(value) is str and (value.isascii() or plain_dumps(value) is not None)
 
 
 def checked_texts(texts: object) -> tuple[str, ...]:

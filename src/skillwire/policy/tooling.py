@@ -52,6 +52,8 @@ class ToolFacts:
     """``once_only``, ``permanent`` and call-limit rules, in declaration order."""
     asking: tuple[CompiledRule, ...] = ()
     """Approval and escalation rules, in declaration order."""
+    intent_ids: frozenset[str] = frozenset()
+    """The ids of the skill's intents."""
     _by_kind: dict[RuleKind, tuple[CompiledRule, ...]] = field(default_factory=dict)
     _arguments: ArgumentChecker | None = None
     _schema: dict[str, Any] = field(default_factory=dict)
@@ -83,6 +85,7 @@ class ToolFacts:
         ]
         self.static_blocks = tuple(blocks)
         self.shell = isinstance(self.tool.executor, ShellCommandExecutor)
+        self.intent_ids = frozenset(i.id for i in self.skill.intents.supported)
 
     @property
     def name(self) -> str:

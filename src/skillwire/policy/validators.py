@@ -131,14 +131,14 @@ def _for_an_intent(call: GateCall, facts: ToolFacts) -> bool:
     union of its intents' (an intent that lists no ``tools`` allows every tool). An
     intent the skill does not have allows nothing; with none of the skill's active,
     no intent's list applies."""
-    known = [i.id for i in facts.skill.intents.supported if i.id in call.intents]
-    if not known:
-        return True
-    for intent in known:
-        allowed = facts.intent_tools.get(intent)
-        if allowed is None or facts.name in allowed:
-            return True
-    return False
+    known = False
+    for intent in call.intents:
+        if intent in facts.intent_ids:
+            allowed = facts.intent_tools.get(intent)
+            if allowed is None or facts.name in allowed:
+                return True
+            known = True
+    return not known
 
 
 class Admissibility:

@@ -155,14 +155,11 @@ class Executors(ExecutorRegistry[Tool]):
         (a credential unset) starts nothing."""
         if self.by_type.get("mcp") is not self.mcp:
             return
+        served = [t for t in tools if t.executor is not None and t.executor.type == "mcp"]
+        if not served:
+            return  # no server to start: the credentials need not be looked up
         creds = self.credentials.of(skill_root)
-        runnable = [
-            t
-            for t in tools
-            if t.executor is not None
-            and t.executor.type == "mcp"
-            and (creds is None or creds.missing(t.name) is None)
-        ]
+        runnable = [t for t in served if creds is None or creds.missing(t.name) is None]
         if runnable:
             await self.mcp.prepare(runnable, skill_root)
 

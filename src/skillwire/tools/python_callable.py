@@ -80,6 +80,15 @@ def _target(path: str, root: Path | None, modules: tuple[str, ...]) -> _Target:
     return found
 
 
+def _last_target(path: str, root: Path | None, modules: tuple[str, ...]) -> _Target:
+    """The callable as :func:`_target` last resolved it for the same key, without
+    looking at its module's file again (no ``stat``); resolved now when it never was.
+    Only for a hint (:meth:`PythonCallableExecutor.waits`): a run always calls
+    :func:`_target`, which sees a changed module."""
+    found = _TARGETS.get((path, None if root is None else str(root), modules))
+    return found if found is not None else _target(path, root, modules)
+
+
 def _discard(task: asyncio.Task[Any]) -> None:
     """Retrieve what a task given up on ended with, so that nothing is logged for it."""
     if not task.cancelled():
@@ -161,14 +170,20 @@ class PythonCallableExecutor:
     def waits(self, tool: Tool, skill_root: Path | None) -> bool:
         """Whether a run of ``tool`` may wait: it runs on a thread (``blocking``, the
         default) or its callable is async. False when it cannot be loaded (its run
-        fails at once)."""
+        fails at once).
+
+        The engine asks just before each run, which looks at the module's file itself:
+        so this answer reads the callable as last resolved, without a ``stat`` of its
+        own. After a module changed between sync and async, one run may keep or give
+        back its turn when the other would suit it better (a scheduling hint: the run
+        itself is the new code, awaited within its limit either way)."""
         spec = tool.executor
         if not isinstance(spec, PythonExecutor):
             return False
         if spec.blocking:
             return True
         try:
-            return self._target(spec, skill_root).is_async
+            return _last_target(spec.callable, skill_root, self.modules).is_async
         except (Exception, SystemExit):  # refused or broken: the run reports it
             return False
 
