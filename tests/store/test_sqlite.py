@@ -34,6 +34,7 @@ from skillwire.store import (
     SchemaTooNewError,
     SQLiteJobStore,
 )
+from skillwire.store.migrations import MIGRATIONS
 
 T = TypeVar("T")
 
@@ -407,3 +408,80 @@ def test_list_filters_by_outcome_class_with_an_index(tmp_path: Path) -> None:
             "ORDER BY created_at DESC, rowid DESC"
         ).fetchall()
         assert any("jobs_by_outcome" in str(row) for row in plan), plan
+
+
+def _by_outcome(db: sqlite3.Connection, outcome: OutcomeClass) -> tuple[list[str], list[str]]:
+    """The ids of the jobs of ``outcome``, read through ``jobs_by_outcome`` and without."""
+    order = "ORDER BY created_at DESC, rowid DESC"
+    return (
+        [r[0] for r in db.execute(
+            f"SELECT id FROM jobs INDEXED BY jobs_by_outcome WHERE outcome_class = ? {order}",
+            (str(outcome),),
+        )],
+        [r[0] for r in db.execute(
+            f"SELECT id FROM jobs NOT INDEXED WHERE outcome_class = ? {order}", (str(outcome),)
+        )],
+    )  # fmt: skip
+
+
+def test_the_outcome_index_follows_a_job_into_and_out_of_an_outcome(tmp_path: Path) -> None:
+    """``jobs_by_outcome`` holds only jobs with an outcome class (migration 8): a job that
+    gets one, loses it (a resumed pause) and gets another is listed by each in turn."""
+    path = tmp_path / "jobs.db"
+    moves = [OutcomeClass.APPROVAL_REQUIRED, None, None, OutcomeClass.SUCCESS]
+
+    async def body(store: SQLiteJobStore) -> None:
+        job = await store.create(make_job("a"))
+        await store.create(make_job("b", outcome_class=OutcomeClass.SUCCESS))
+        for version, outcome in enumerate(moves, start=1):
+            job = await store.save(replace(job, outcome_class=outcome), expected_version=version)
+            for each in (OutcomeClass.APPROVAL_REQUIRED, OutcomeClass.SUCCESS):
+                listed = [j.id for j in await store.list(outcome_class=each)]
+                # b is newer (same time, inserted after a): listed first
+                expected = ["b"] if each is OutcomeClass.SUCCESS else []
+                expected += ["a"] if outcome is each else []
+                assert listed == expected, (version, each)
+                with sqlite3.connect(path) as db:
+                    assert _by_outcome(db, each) == (expected, expected)
+
+    run_with_store(path, body)
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        (sql,) = db.execute("SELECT sql FROM sqlite_schema WHERE name = 'jobs_by_outcome'")
+        assert sql[0].endswith("WHERE outcome_class IS NOT NULL")
+
+
+def test_a_schema_7_file_keeps_its_jobs_listed_by_outcome(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("BEGIN IMMEDIATE")
+    for number, step in enumerate(MIGRATIONS[:7], start=1):
+        step(db)
+        db.execute("INSERT INTO schema_migrations VALUES (?, ?, 't')", (number, step.__name__))
+    db.execute("PRAGMA user_version = 7")
+    outcomes = [OutcomeClass.BLOCKED, None, OutcomeClass.SUCCESS, OutcomeClass.BLOCKED, None]
+    for n, outcome in enumerate(outcomes):
+        db.execute(
+            "INSERT INTO jobs (id, skill_id, owner, status, outcome_class, version, created_at, "
+            "updated_at, state_version, body) VALUES (?, 's', 'o', 'completed', ?, 1, ?, ?, 1, "
+            '\'{"waiting":null,"reply":null,"fields":{},"state":{}}\')',
+            (f"j{n}", None if outcome is None else str(outcome), f"2025-01-0{n + 1}", "t"),
+        )
+    db.execute("COMMIT")
+    db.close()
+
+    async def body(store: SQLiteJobStore) -> dict[OutcomeClass, list[str]]:
+        return {
+            each: [j.id for j in await store.list(outcome_class=each)]
+            for each in (OutcomeClass.BLOCKED, OutcomeClass.SUCCESS, OutcomeClass.DENIED)
+        }
+
+    assert run_with_store(path, body) == {
+        OutcomeClass.BLOCKED: ["j3", "j0"],
+        OutcomeClass.SUCCESS: ["j2"],
+        OutcomeClass.DENIED: [],
+    }
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert _by_outcome(db, OutcomeClass.BLOCKED) == (["j3", "j0"], ["j3", "j0"])
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]

@@ -10,6 +10,7 @@ would quietly write a tuple as a list, NaN as ``null`` and an enum as its value.
 
 from __future__ import annotations
 
+import gc
 import math
 from typing import TypeVar
 
@@ -21,6 +22,10 @@ _V = TypeVar("_V")
 
 _SCALARS = frozenset((str, int, bool, type(None)))
 """Exact types that are always plain (a float only when finite)."""
+_NOT_FLOATS = _SCALARS | {dict, list}
+"""The exact types a plain value is made of, but float."""
+_LEVELS_FROM = 1024
+"""JSON of at least this many bytes is proved plain level by level (:func:`_plain_levels`)."""
 _STRICT = (
     orjson.OPT_PASSTHROUGH_SUBCLASS
     | orjson.OPT_PASSTHROUGH_DATACLASS
@@ -37,14 +42,17 @@ def plain_dumps(value: object) -> bytes | None:
     orjson writes it, refusing keys that are not exactly ``str``, integers past 64 bits,
     subclasses and other types; then a walk over the exact types of the values proves
     that what orjson accepted reads back equal (no tuple, no enum, no NaN or infinity),
-    without building a copy to compare.
+    without building a copy to compare: value by value for a small value, level by
+    level for a large one (see :func:`_plain_levels`).
     """
     try:
         data = orjson.dumps(value, option=_STRICT)
     except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
         return None
+    if type(value) in _SCALARS:
+        return data
     try:
-        plain = _plain(value)
+        plain = _plain(value) if len(data) < _LEVELS_FROM else _plain_levels(value)
     except RecursionError:  # pragma: no cover - orjson refuses nesting past 255 levels
         return None
     return data if plain else None
@@ -66,6 +74,33 @@ def _plain(value: object) -> bool:
         if type(item) in _SCALARS or _plain(item):
             continue
         return False
+    return True
+
+
+def _plain_levels(value: object) -> bool:
+    """:func:`_plain`, one level of nesting at a time, each level a list, so that the
+    interpreter runs a few steps per level rather than several per value (orjson has
+    refused nesting past 255 levels, so circular values too).
+
+    The exact types at a level must all be plain ones, and ``gc.get_referents`` gives
+    the next level, in C: the values of each dict (its keys too if they are not all
+    ``str``: orjson refused those already), the items of each list, nothing for a
+    scalar. Only a level that holds a float (or a type that is not plain) is walked
+    value by value, for the floats' finiteness. On a job's saves (1 to 6 KB of JSON) it
+    costs a quarter fewer instructions than :func:`_plain`; on a value under
+    :data:`_LEVELS_FROM` bytes, a few levels of a few values, more (callgrind).
+    """
+    level = [value]
+    while level:
+        if not _NOT_FLOATS.issuperset(map(type, level)):
+            for item in level:
+                kind = type(item)
+                if kind is float:
+                    if not math.isfinite(item):  # type: ignore[arg-type]
+                        return False
+                elif kind not in _NOT_FLOATS:
+                    return False
+        level = gc.get_referents(*level)
     return True
 
 

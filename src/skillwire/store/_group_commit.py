@@ -26,9 +26,20 @@ batch and every writer hears it; a busy file first sends the batch to the worker
 Durable writes, grouped too. A commit on the loop (``synchronous="NORMAL"``) is in the
 WAL, in the OS page cache, not on disk. A write that must survive power loss (the
 store's ``durable=True``) commits the same way, then waits for :meth:`GroupCommit._sync`:
-an ``fsync`` of the WAL file on the worker thread, started after its commit. The loop
-never waits for it; the writers that ask while one runs share the next one, so jobs
-that need a durable save at about the same moment pay for one fsync between them.
+an ``fdatasync`` of the WAL file, started after its commit. The writers that ask while
+one runs share the next one, so jobs that need a durable save at about the same moment
+pay for one fsync between them (and the writes of one batch are covered by the same).
+
+Where it runs: on the loop itself while the store's fsyncs are measured fast (an
+average under :data:`INLINE_SYNC_SECONDS`), else on the worker thread. The hop to the
+thread and back (a wake-up of the worker, another of the loop through its self-pipe)
+costs more CPU than the fsync's own (0.15 to 0.3 ms per refund job for its two durable
+saves), and the caller waits for the fsync either way; but a slow disk must not stall
+the loop for long, so once fsyncs take long the next ones go to the worker until they
+are measured fast again. The first one goes to the worker too, before any is measured.
+While the loop waits for its fsync, no write of that loop can commit, so none needs
+another; writers on other loops that ask meanwhile wait for it as for the worker's,
+and share the next one.
 """
 
 from __future__ import annotations
@@ -38,6 +49,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,7 +57,13 @@ from typing import Any
 from skillwire.core.errors import ClaimConflictError, UsageError, VersionConflict
 from skillwire.store._connection import SharedConnection, is_busy
 
-__all__ = ["OWN_FAULTS", "GroupCommit", "sync_file"]
+__all__ = ["INLINE_SYNC_SECONDS", "OWN_FAULTS", "GroupCommit", "sync_file"]
+
+INLINE_SYNC_SECONDS = 0.005
+"""A durable write's fsync runs on the event loop while the store's fsyncs take less than
+this on average, else on the worker thread (see the module): the longest the loop
+stalls for one. The WAL's ``fdatasync`` takes 2 to 3.5 ms on the test machine's
+virtual disk (ext4); a disk that takes longer keeps them on the worker."""
 
 OWN_FAULTS = (
     ValueError,
@@ -69,6 +87,9 @@ _Queued = tuple[Write, tuple[Any, ...], "asyncio.Future[None]"]
 _SyncWaiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[None]"]
 """A durable write waiting for the next fsync: its loop and the future it awaits."""
 
+_clock = time.perf_counter
+"""What fsyncs are timed with (the tests replace it to make a disk slow)."""
+
 
 class GroupCommit(SharedConnection):
     """A :class:`SharedConnection` whose writes are group-committed (see the module).
@@ -86,6 +107,8 @@ class GroupCommit(SharedConnection):
         self._synced_seq = 0  # every commit up to this one is on disk (_sync_lock)
         self._sync_running = False  # an fsync is queued or under way (_sync_lock)
         self._sync_waiters: list[_SyncWaiter] = []  # who waits for it (_sync_lock)
+        # The fsync's expected seconds (_sync_lock): not measured yet, so not inline.
+        self._sync_seconds = INLINE_SYNC_SECONDS
         self._sync_lock = threading.Lock()
         self._dir_synced = False
         super().__init__(path, synchronous, busy_timeout_ms)
@@ -96,38 +119,50 @@ class GroupCommit(SharedConnection):
 
         Only a commit on the loop needs it: with ``synchronous="FULL"`` (and in a file
         not in WAL mode) SQLite syncs each commit itself. Otherwise the WAL file is
-        fsynced on the worker thread; a caller that finds an fsync under way which
-        started before its commit waits for it, then shares the next one with whoever
-        asked meanwhile. An ``OSError`` of the fsync is raised to every caller sharing it.
+        fsynced, here if fsyncs are fast, else on the worker thread (see the module); a
+        caller that finds an fsync under way which started before its commit waits for
+        it, then shares the next one with whoever asked meanwhile. An ``OSError`` of the
+        fsync is raised to every caller sharing it.
 
         The worker wakes the waiters' loops itself (one ``call_soon_threadsafe`` per
         loop), without a ``concurrent.futures.Future`` chained to an asyncio one: the
-        hop costs about a third less CPU, and every durable save pays for one.
+        hop costs about a third less CPU.
         """
         if not (self._inline and self._syncs):
             return
         target = self._commit_seq
-        loop = asyncio.get_running_loop()
         while True:
             with self._sync_lock:
                 if self._synced_seq >= target:
                     return
+                here = False
                 if not self._sync_running:
                     if self._closed:
                         raise UsageError(f"the job store {self.path} is closed")
-                    self._executor.submit(self._fsync_wal)
                     self._sync_running = True
-                waiter: asyncio.Future[None] = loop.create_future()
-                self._sync_waiters.append((loop, waiter))
+                    here = self._sync_seconds < INLINE_SYNC_SECONDS
+                    if not here:
+                        self._executor.submit(self._fsync_wal)
+                if not here:
+                    loop = asyncio.get_running_loop()
+                    waiter: asyncio.Future[None] = loop.create_future()
+                    self._sync_waiters.append((loop, waiter))
+            if here:  # it covers every commit up to now, this one included
+                error = self._fsync_wal()
+                if error is not None:
+                    raise error
+                continue
             await waiter
 
-    def _fsync_wal(self) -> None:
-        """On the worker thread: fsync the WAL, note the commits it covered (every
-        commit made before it started) and wake whoever waits for it, the error of the
-        fsync if it failed. The folder is synced once too, so that the WAL file itself
-        is found after a power loss."""
+    def _fsync_wal(self) -> BaseException | None:
+        """fsync the WAL, note the commits it covered (every commit made before it
+        started) and how long it took, and wake whoever waits for it, the error of the
+        fsync if it failed (also returned). The folder is synced once too, so that the
+        WAL file itself is found after a power loss. On the worker thread, or on the
+        loop of the write that asked (see the module)."""
         seq = self._commit_seq
         error: BaseException | None = None
+        started = _clock()
         try:
             try:
                 sync_file(self._wal_path)
@@ -138,9 +173,13 @@ class GroupCommit(SharedConnection):
                 self._dir_synced = True
         except BaseException as exc:  # every waiter hears it
             error = exc
+        took = _clock() - started
         with self._sync_lock:
             if error is None:
                 self._synced_seq = max(self._synced_seq, seq)
+                # An average in which each new fsync weighs a quarter: one that takes
+                # four times the bound sends the next ones to the worker.
+                self._sync_seconds = (3 * self._sync_seconds + took) / 4
             waiters, self._sync_waiters = self._sync_waiters, []
             self._sync_running = False
         by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
@@ -149,8 +188,7 @@ class GroupCommit(SharedConnection):
         for loop, each in by_loop.items():  # one wake-up per loop
             with contextlib.suppress(RuntimeError):  # that loop is closed
                 loop.call_soon_threadsafe(_settle, each, error)
-        if error is not None and not isinstance(error, Exception):
-            raise error
+        return error
 
     async def _submit(self, fn: Write, *args: Any) -> None:
         """Write ``fn(db, *args)``, sharing a transaction with the writes queued on this

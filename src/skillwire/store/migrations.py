@@ -254,6 +254,19 @@ def m007_claims(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+@migration
+def m008_jobs_by_outcome_when_set(db: sqlite3.Connection) -> None:
+    """``jobs_by_outcome`` holds only the jobs that have an outcome class: a job has none
+    until its end, and each save of it before then rewrote its entry (its ``UPDATE``
+    sets the column, to NULL again). A listing by outcome class (``outcome_class =
+    ?``) reads the same entries as before: NULL is never equal to the class asked."""
+    db.execute("DROP INDEX jobs_by_outcome")
+    db.execute(
+        "CREATE INDEX jobs_by_outcome ON jobs (outcome_class, created_at) "
+        "WHERE outcome_class IS NOT NULL"
+    )
+
+
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this code writes: the number of migrations."""
 

@@ -132,8 +132,9 @@ class SQLiteJobStore(GroupCommit):
 
     Threads: with ``NORMAL``, a call runs on the calling thread (the event loop) and the
     loop does its SQLite work itself, about a tenth of a millisecond for a save, but it
-    never waits there for the lock, another process or an fsync (see
-    :mod:`~skillwire.store._connection`).
+    never waits there for the lock or another process (see
+    :mod:`~skillwire.store._connection`), nor for a durable save's fsync unless the
+    store's fsyncs are measured fast (:mod:`~skillwire.store._group_commit`).
     With ``FULL`` every call runs on the store's worker thread. The store may be used
     from one event loop after another (``asyncio.run`` twice) and from several threads.
 
