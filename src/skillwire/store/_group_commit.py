@@ -62,8 +62,9 @@ __all__ = ["INLINE_SYNC_SECONDS", "OWN_FAULTS", "GroupCommit", "sync_file"]
 INLINE_SYNC_SECONDS = 0.005
 """A durable write's fsync runs on the event loop while the store's fsyncs take less than
 this on average, else on the worker thread (see the module): the longest the loop
-stalls for one. The WAL's ``fdatasync`` takes 2 to 3.5 ms on the test machine's
-virtual disk (ext4); a disk that takes longer keeps them on the worker."""
+stalls for one. The WAL's ``fdatasync`` takes 0.23 ms (median; 0.43 ms p99) on the
+test machine's idle virtual disk (ext4), 2 to 3.5 ms while other work loads both of its
+cores; a disk that takes longer keeps them on the worker."""
 
 OWN_FAULTS = (
     ValueError,
