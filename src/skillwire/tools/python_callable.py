@@ -52,7 +52,8 @@ class _Target:
     """:func:`module_stamp` of the module's file when it was resolved."""
 
 
-_TARGETS: dict[tuple[str, str | None, tuple[str, ...]], _Target] = {}
+_Key = tuple[str, str | None, tuple[str, ...]]
+_TARGETS: dict[_Key, _Target] = {}
 
 
 def _target(path: str, root: Path | None, modules: tuple[str, ...]) -> _Target:
@@ -60,7 +61,7 @@ def _target(path: str, root: Path | None, modules: tuple[str, ...]) -> _Target:
     modules) and content of its module's file: what one runtime's operator allowed is
     never served to another, and a skill reloaded after its module changed runs the new
     code."""
-    key = (path, None if root is None else str(root), modules)
+    key = _key(path, root, modules)
     found = _TARGETS.get(key)
     stamp = module_stamp(path, root)
     if found is None or found.stamp != stamp:  # new, or its module's file changed
@@ -85,8 +86,14 @@ def _last_target(path: str, root: Path | None, modules: tuple[str, ...]) -> _Tar
     looking at its module's file again (no ``stat``); resolved now when it never was.
     Only for a hint (:meth:`PythonCallableExecutor.waits`): a run always calls
     :func:`_target`, which sees a changed module."""
-    found = _TARGETS.get((path, None if root is None else str(root), modules))
+    found = _TARGETS.get(_key(path, root, modules))
     return found if found is not None else _target(path, root, modules)
+
+
+def _key(path: str, root: Path | None, modules: tuple[str, ...]) -> _Key:
+    """Where :data:`_TARGETS` keeps the callable ``path`` of a skill folder ``root``
+    under the allowed ``modules``."""
+    return (path, None if root is None else str(root), modules)
 
 
 def _discard(task: asyncio.Task[Any]) -> None:
