@@ -17,6 +17,7 @@ from tests.store.test_sqlite import call, event, make_job, run_with_store
 from skillwire.core.errors import UsageError
 from skillwire.core.job import Event, ModelCallRecord
 from skillwire.store import SQLiteJobStore
+from skillwire.store._rows import write_values
 from skillwire.store.migrations import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -174,3 +175,21 @@ def test_the_audit_reads_with_plain_sql(tmp_path: Path) -> None:
     assert [json.loads(row[7]) for row in rows] == [e.data for e in stored]
     assert codes == [("APPROVAL_REQUIRED", 1), ("OK", 2)]
     assert tools == [(3, 750)]
+
+
+def test_a_write_names_what_is_not_json_in_the_order_it_always_has() -> None:
+    """The body and the journal are proved plain together; when they are not, each is
+    checked on its own as before: a body that is not JSON is named first (even beside
+    seqs out of order), then the event whose data is not JSON."""
+    bad_body = make_job(state={"t": (1,)})
+    with pytest.raises(TypeError, match=r"job j1: \$\.state\.t has type tuple"):
+        write_values(bad_body, 2, [event("j1", 2), event("j1", 1)], [])
+    with pytest.raises(UsageError, match="out of order"):
+        write_values(make_job(), 2, [event("j1", 2), event("j1", 1)], [])
+    with pytest.raises(TypeError, match=r"job j1 event 2 data: \$\.x has type tuple"):
+        write_values(make_job(), 2, [event("j1", 1), event("j1", 2, x=(1,))], [])
+    with pytest.raises(TypeError, match=r"job j1: \$\.state\.t has type tuple"):
+        write_values(bad_body, 2, [event("j1", 1, x=(1,))], [])
+    plain = write_values(make_job(state={"f": 1.5}), 2, [event("j1", 1, x=[1])], [call("j1", 1)])
+    assert json.loads(plain["body"])["state"] == {"f": 1.5}
+    assert json.loads(plain["data"])["events"][0]["data"] == {"x": [1]}

@@ -20,6 +20,7 @@ import orjson
 
 from skillwire.core.errors import UsageError
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass, Waiting
+from skillwire.core.plainjson import plain_dumps_all
 from skillwire.store._stored_json import storable, stored_json
 
 __all__ = [
@@ -97,8 +98,21 @@ def write_values(
         "state": job.state,
     }
     outcome = None if job.outcome_class is None else str(OutcomeClass(job.outcome_class))
-    body_json = stored_json(body, f"job {job.id}")
-    first_event, last_event, first_call, last_call, data = _journal_entry(job.id, events, calls)
+    try:
+        first_event, last_event, first_call, last_call, document = _journal_entry(
+            job.id, events, calls
+        )
+    except Exception:
+        stored_json(body, f"job {job.id}")  # a body that is not JSON is named first
+        raise
+    # Both documents proved plain by one walk; else each on its own, to name the path.
+    both = None if document is None else plain_dumps_all((body, document))
+    data: str | None
+    if both is not None:
+        body_json, data = both[0].decode(), both[1].decode()
+    else:
+        body_json = stored_json(body, f"job {job.id}")
+        data = None if document is None else _journal_json(job.id, document, events)
     return {
         "id": storable(job.id),
         "skill_id": storable(job.skill_id),
@@ -152,10 +166,10 @@ def with_version(job: JobRecord, version: int) -> JobRecord:
 
 def _journal_entry(
     job_id: str, events: Sequence[Event], calls: Sequence[ModelCallRecord]
-) -> tuple[int, int, int, int, str | None]:
+) -> tuple[int, int, int, int, dict[str, Any] | None]:
     """The journal entry of a save's ``events`` and ``calls``: the first and last event
-    seq, the first and last model-call seq (0 for none), and the JSON document (None
-    when there are no events or calls). Checked as :func:`write_values` says."""
+    seq, the first and last model-call seq (0 for none), and the document (None when
+    there are no events or calls). Checked as :func:`write_values` says."""
     if not events and not calls:
         return 0, 0, 0, 0, None
     for what, items in (("event", events), ("model call", calls)):
@@ -173,15 +187,20 @@ def _journal_entry(
         "events": [e.to_dict() for e in events],
         "model_calls": [c.to_dict() for c in calls],
     }
-    try:
-        data = stored_json(document, f"job {job_id} journal")
-    except TypeError:
-        for event in events:  # name the event whose data is not JSON, if it is one
-            stored_json(event.data, f"job {job_id} event {event.seq} data")
-        raise
     first_event, last_event = (events[0].seq, events[-1].seq) if events else (0, 0)
     first_call, last_call = (calls[0].seq, calls[-1].seq) if calls else (0, 0)
-    return first_event, last_event, first_call, last_call, data
+    return first_event, last_event, first_call, last_call, document
+
+
+def _journal_json(job_id: str, document: dict[str, Any], events: Sequence[Event]) -> str:
+    """The journal entry's JSON (:func:`stored_json`), naming the event whose data is
+    not JSON if one is."""
+    try:
+        return stored_json(document, f"job {job_id} journal")
+    except TypeError:
+        for event in events:
+            stored_json(event.data, f"job {job_id} event {event.seq} data")
+        raise
 
 
 def event_from(job_id: str, item: dict[str, Any]) -> Event:
