@@ -48,6 +48,14 @@ _NO_SEQ = 2**63 - 1
 """The bound a save's first seq is checked against when it has none: past any seq."""
 
 
+_STATUS_TEXTS: dict[object, str] = {str(status): str(status) for status in JobStatus}
+_OUTCOME_TEXTS: dict[object, str | None] = {str(o): str(o) for o in OutcomeClass} | {None: None}
+"""A status or outcome (its member or its text) to its text as stored: what ``str`` of
+the enum called with it gives, without the call (a few thousand instructions each)."""
+_STATUSES = {status.value: status for status in JobStatus}
+_OUTCOMES: dict[str | None, OutcomeClass | None] = {o.value: o for o in OutcomeClass} | {None: None}
+"""A stored text to its member, as the enum called with it gives it."""
+
 _PARAMETER = re.compile(r":([a-z_]+)")
 
 
@@ -97,7 +105,10 @@ def write_values(
         "fields": job.fields,
         "state": job.state,
     }
-    outcome = None if job.outcome_class is None else str(OutcomeClass(job.outcome_class))
+    try:
+        outcome = _OUTCOME_TEXTS[job.outcome_class]
+    except (KeyError, TypeError):  # not an outcome (or unhashable): the enum says why
+        outcome = None if job.outcome_class is None else str(OutcomeClass(job.outcome_class))
     try:
         first_event, last_event, first_call, last_call, document = _journal_entry(
             job.id, events, calls
@@ -113,11 +124,15 @@ def write_values(
     else:
         body_json = stored_json(body, f"job {job.id}")
         data = None if document is None else _journal_json(job.id, document, events)
+    try:
+        status = _STATUS_TEXTS[job.status]
+    except (KeyError, TypeError):  # checked last, as it always was
+        status = str(JobStatus(job.status))
     return {
         "id": storable(job.id),
         "skill_id": storable(job.skill_id),
         "owner": storable(job.owner),
-        "status": str(JobStatus(job.status)),
+        "status": status,
         "outcome_class": outcome,
         "version": version,
         "created_at": storable(job.created_at),
@@ -141,8 +156,8 @@ def job_from_row(row: tuple[Any, ...]) -> JobRecord:
     return JobRecord(
         id=job_id,
         skill_id=skill_id,
-        status=JobStatus(status),
-        outcome_class=None if outcome is None else OutcomeClass(outcome),
+        status=_STATUSES.get(status) or JobStatus(status),
+        outcome_class=_OUTCOMES[outcome] if outcome in _OUTCOMES else OutcomeClass(outcome),
         owner=owner,
         created_at=created,
         updated_at=updated,
