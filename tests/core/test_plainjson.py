@@ -15,7 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillwire.core.plainjson import _LEVELS_FROM, _plain, _plain_levels, plain_dumps
+from skillwire.core.plainjson import (
+    _LEVELS_FROM,
+    _plain,
+    _plain_levels,
+    plain_dumps,
+    plain_dumps_all,
+)
 
 PADDING = "p" * _LEVELS_FROM
 """A text that makes a value large enough for the level-by-level walk."""
@@ -143,4 +149,29 @@ def test_the_two_walks_agree(value: Any) -> None:
         orjson.dumps(value, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
     except TypeError:
         return  # orjson refuses it: neither walk sees it
-    assert _plain(value) == _plain_levels(value)
+    assert _plain(value) == _plain_levels([value])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(VALUES, max_size=3), st.booleans())
+def test_all_at_once_agrees_with_one_at_a_time(values: list[Any], large: bool) -> None:
+    """One proof for several values (their levels walked together) says what a proof of
+    each says, and writes the same bytes."""
+    if large:
+        values = [*values, PADDING]
+    each = [plain_dumps(value) for value in values]
+    together = plain_dumps_all(values)
+    if None in each:
+        assert together is None
+    else:
+        assert together == each
+
+
+@pytest.mark.parametrize("odd", ODD, ids=repr)
+@pytest.mark.parametrize("where", [0, 1])
+def test_all_at_once_refuses_an_odd_value_in_any_of_them(odd: Any, where: int) -> None:
+    values: list[Any] = [nested({"k": [0.5, "s"]}, 3), padded(nested({"p": 1}, 2), True)]
+    values[where] = padded(nested({"k": [0.5, "s", 3, odd]}, 2), where == 1)
+    assert plain_dumps_all(values) is None
+    written = [b'{"a":[1,2.5]}', f'"{PADDING}"'.encode()]
+    assert plain_dumps_all([{"a": [1, 2.5]}, PADDING]) == written

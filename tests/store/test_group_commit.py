@@ -178,3 +178,55 @@ def test_a_batch_whose_every_write_fails_alone_ends(tmp_path: Path) -> None:
             assert (await store.save(jobs[0], expected_version=1)).version == 2
 
     asyncio.run(main())
+
+
+def test_a_leader_cancelled_while_it_yields_still_writes_its_batch(tmp_path: Path) -> None:
+    """The first write of a batch yields once before it writes the batch: cancelled
+    then, it writes the batch all the same (its own write and the ones queued behind
+    it), and only then stops waiting."""
+
+    async def main() -> None:
+        async with SQLiteJobStore(tmp_path / "jobs.db") as store:
+            jobs = [await store.create(make_job(f"j{i}")) for i in range(2)]
+            watch = Watch(store)
+            leader = asyncio.create_task(store.save(jobs[0], expected_version=1))
+            follower = asyncio.create_task(store.save(jobs[1], expected_version=1))
+            await asyncio.sleep(0)  # the leader queues its write and yields, the follower
+            leader.cancel()  # queues behind it, and the leader is cancelled in its yield
+            with pytest.raises(asyncio.CancelledError):
+                await leader
+            assert (await follower).version == 2
+            for job in jobs:
+                stored = await store.get(job.id)
+                assert stored is not None and stored.version == 2
+            commits = [sql for _thread, sql in watch.statements if sql == "COMMIT"]
+            assert len(commits) == 1, "both writes in the leader's one transaction"
+
+    asyncio.run(main())
+
+
+def test_a_write_alone_costs_one_pass_of_the_loop(tmp_path: Path) -> None:
+    """A lone save yields once (for the tasks ready then), and is written when its task
+    resumes: a task that counts the loop's passes meanwhile runs once."""
+
+    async def main() -> None:
+        async with SQLiteJobStore(tmp_path / "jobs.db") as store:
+            job = await store.create(make_job("j1"))
+            passes = 0
+            stop = False
+
+            async def count() -> None:
+                nonlocal passes
+                while not stop:
+                    passes += 1
+                    await asyncio.sleep(0)
+
+            counter = asyncio.create_task(count())
+            await asyncio.sleep(0)
+            before = passes
+            await store.save(job, expected_version=1)
+            stop = True
+            await counter
+            assert passes - before == 1
+
+    asyncio.run(main())

@@ -10,13 +10,15 @@ import json
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.store.test_sqlite import call, event, make_job, run_with_store
 
 from skillwire.core.errors import UsageError
-from skillwire.core.job import Event, ModelCallRecord
+from skillwire.core.job import Event, JobStatus, ModelCallRecord, OutcomeClass
 from skillwire.store import SQLiteJobStore
+from skillwire.store._rows import job_from_row, write_values
 from skillwire.store.migrations import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -174,3 +176,85 @@ def test_the_audit_reads_with_plain_sql(tmp_path: Path) -> None:
     assert [json.loads(row[7]) for row in rows] == [e.data for e in stored]
     assert codes == [("APPROVAL_REQUIRED", 1), ("OK", 2)]
     assert tools == [(3, 750)]
+
+
+def test_a_write_names_what_is_not_json_in_the_order_it_always_has() -> None:
+    """The body and the journal are proved plain together; when they are not, each is
+    checked on its own as before: a body that is not JSON is named first (even beside
+    seqs out of order), then the event whose data is not JSON."""
+    bad_body = make_job(state={"t": (1,)})
+    with pytest.raises(TypeError, match=r"job j1: \$\.state\.t has type tuple"):
+        write_values(bad_body, 2, [event("j1", 2), event("j1", 1)], [])
+    with pytest.raises(UsageError, match="out of order"):
+        write_values(make_job(), 2, [event("j1", 2), event("j1", 1)], [])
+    with pytest.raises(TypeError, match=r"job j1 event 2 data: \$\.x has type tuple"):
+        write_values(make_job(), 2, [event("j1", 1), event("j1", 2, x=(1,))], [])
+    with pytest.raises(TypeError, match=r"job j1: \$\.state\.t has type tuple"):
+        write_values(bad_body, 2, [event("j1", 1, x=(1,))], [])
+    plain = write_values(make_job(state={"f": 1.5}), 2, [event("j1", 1, x=[1])], [call("j1", 1)])
+    assert json.loads(plain["body"])["state"] == {"f": 1.5}
+    assert json.loads(plain["data"])["events"][0]["data"] == {"x": [1]}
+
+
+EMPTY_BODY = '{"waiting":null,"reply":null,"fields":{},"state":{}}'
+
+
+class _Text(str):
+    """A str subclass."""
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        *JobStatus,
+        *OutcomeClass,
+        *(member.value for member in [*JobStatus, *OutcomeClass]),
+        _Text("running"),
+        "nope",
+        "",
+        1,
+        None,
+        [],
+    ],
+    ids=repr,
+)
+def test_status_and_outcome_texts_are_what_the_enums_give(value: object) -> None:
+    """A write's status and outcome texts, looked up in a table, are what ``str`` of the
+    enum called with the value gives; a value the enum refuses raises what it raises."""
+
+    def by_enum(kind: type[JobStatus] | type[OutcomeClass], allow_none: bool) -> object:
+        if allow_none and value is None:
+            return None
+        try:
+            return str(kind(value))
+        except Exception as exc:  # what the enum raises for it
+            return type(exc)
+
+    def written(column: str, **changes: Any) -> object:
+        try:
+            return write_values(make_job(**changes), 2, [], [])[column]
+        except Exception as exc:
+            return type(exc)
+
+    assert written("status", status=value) == by_enum(JobStatus, False)
+    assert written("outcome_class", outcome_class=value) == by_enum(OutcomeClass, True)
+    if isinstance(value, str) and by_enum(JobStatus, False) == value:
+        row = ("j1", "s", "o", value, None, 1, "t", "t", 1, EMPTY_BODY)
+        assert job_from_row(row).status is JobStatus(value)
+    if isinstance(value, str) and by_enum(OutcomeClass, True) == value:
+        row = ("j1", "s", "o", "running", value, 1, "t", "t", 1, EMPTY_BODY)
+        assert job_from_row(row).outcome_class is OutcomeClass(value)
+
+
+def test_a_write_reports_its_first_problem_in_the_order_it_always_has() -> None:
+    """The outcome is checked first, then the body's JSON, the journal, and the status
+    last."""
+    bad_body = {"state": {"t": (1,)}}
+    with pytest.raises(ValueError, match="OutcomeClass"):
+        write_values(make_job(outcome_class="nope", status="nope", **bad_body), 2, [], [])
+    with pytest.raises(TypeError, match=r"job j1: \$\.state\.t"):
+        write_values(make_job(status="nope", **bad_body), 2, [], [])
+    with pytest.raises(UsageError, match="out of order"):
+        write_values(make_job(status="nope"), 2, [event("j1", 2), event("j1", 1)], [])
+    with pytest.raises(ValueError, match="JobStatus"):
+        write_values(make_job(status="nope"), 2, [event("j1", 1)], [])

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import gc
 import math
+from collections.abc import Sequence
 from typing import TypeVar
 
 import orjson
 
-__all__ = ["mended", "mended_text", "plain_dumps"]
+__all__ = ["mended", "mended_text", "plain_dumps", "plain_dumps_all"]
 
 _V = TypeVar("_V")
 
@@ -52,10 +53,32 @@ def plain_dumps(value: object) -> bytes | None:
     if type(value) in _SCALARS:
         return data
     try:
-        plain = _plain(value) if len(data) < _LEVELS_FROM else _plain_levels(value)
+        plain = _plain(value) if len(data) < _LEVELS_FROM else _plain_levels([value])
     except RecursionError:  # pragma: no cover - orjson refuses nesting past 255 levels
         return None
     return data if plain else None
+
+
+def plain_dumps_all(values: Sequence[object]) -> list[bytes] | None:
+    """:func:`plain_dumps` of each of ``values``, the same bytes, if every one is plain,
+    else None (then :func:`plain_dumps` tells which).
+
+    One proof for all of them: their levels of nesting are walked together, so a
+    store's save (a job's body and its journal entry) pays the walk's cost per level
+    once, not once per document.
+    """
+    try:
+        dumped = [orjson.dumps(value, option=_STRICT) for value in values]
+    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
+        return None
+    try:
+        if sum(map(len, dumped)) < _LEVELS_FROM:
+            plain = all(map(_plain, values))
+        else:
+            plain = _plain_levels(values)
+    except RecursionError:  # pragma: no cover - orjson refuses nesting past 255 levels
+        return None
+    return dumped if plain else None
 
 
 def _plain(value: object) -> bool:
@@ -77,10 +100,11 @@ def _plain(value: object) -> bool:
     return True
 
 
-def _plain_levels(value: object) -> bool:
-    """:func:`_plain`, one level of nesting at a time, each level a list, so that the
-    interpreter runs a few steps per level rather than several per value (orjson has
-    refused nesting past 255 levels, so circular values too).
+def _plain_levels(level: Sequence[object]) -> bool:
+    """Whether :func:`_plain` holds for every value of ``level``, proved one level of
+    nesting at a time, each level a list, so that the interpreter runs a few steps per
+    level rather than several per value (orjson has refused nesting past 255 levels,
+    so circular values too).
 
     The exact types at a level must all be plain ones, and ``gc.get_referents`` gives
     the next level, in C: the values of each dict (its keys too if they are not all
@@ -90,7 +114,6 @@ def _plain_levels(value: object) -> bool:
     costs a quarter fewer instructions than :func:`_plain`; on a value under
     :data:`_LEVELS_FROM` bytes, a few levels of a few values, more (callgrind).
     """
-    level = [value]
     while level:
         if not _NOT_FLOATS.issuperset(map(type, level)):
             for item in level:

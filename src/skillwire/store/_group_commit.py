@@ -195,10 +195,13 @@ class GroupCommit(SharedConnection):
         """Write ``fn(db, *args)``, sharing a transaction with the writes queued on this
         loop meanwhile (group commit).
 
-        The first write queued starts a flush, which runs once the tasks ready now have
-        had their turn: writes made at about the same moment by many jobs then cost one
-        commit. Each write still lands whole or not at all, and its error is raised to
-        its caller only (see the module).
+        The first write queued leads the batch: it yields once, so that the tasks ready
+        now have their turn (and may queue writes of their own), then writes the batch
+        itself: writes made at about the same moment by many jobs then cost one commit,
+        and a write alone costs one pass of the loop, without a callback to run for the
+        flush and another to wake its writer. Each write still lands whole or not at
+        all, and its error is raised to its caller only (see the module). A leader
+        cancelled while it yields still writes the batch, its own write included.
         """
         if self._closed:
             raise UsageError(f"the job store {self.path} is closed")
@@ -214,12 +217,16 @@ class GroupCommit(SharedConnection):
                 batch = self._batches[loop] = []
             batch.append((fn, args, future))
         if first:
-            loop.call_soon(self._flush_soon, loop)
-        await future
+            try:
+                await asyncio.sleep(0)
+            finally:
+                self._flush_soon(loop)
+        await future  # done already, unless the batch waits for the store or the file
 
     def _flush_soon(self, loop: asyncio.AbstractEventLoop) -> None:
         """Write the batch queued on ``loop``, right here if the store is free (the usual
-        case: no task to create), else from a task that waits for it."""
+        case: no task to create), else from a task that waits for it (its leader's
+        turn: see :meth:`_submit`)."""
         with self._waiters_lock:
             batch = self._batches.pop(loop, [])
         if not batch:

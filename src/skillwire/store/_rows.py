@@ -20,6 +20,7 @@ import orjson
 
 from skillwire.core.errors import UsageError
 from skillwire.core.job import Event, JobRecord, JobStatus, ModelCallRecord, OutcomeClass, Waiting
+from skillwire.core.plainjson import plain_dumps_all
 from skillwire.store._stored_json import storable, stored_json
 
 __all__ = [
@@ -46,6 +47,14 @@ WriteValues = dict[str, Any]
 _NO_SEQ = 2**63 - 1
 """The bound a save's first seq is checked against when it has none: past any seq."""
 
+
+_STATUS_TEXTS: dict[object, str] = {str(status): str(status) for status in JobStatus}
+_OUTCOME_TEXTS: dict[object, str | None] = {str(o): str(o) for o in OutcomeClass} | {None: None}
+"""A status or outcome (its member or its text) to its text as stored: what ``str`` of
+the enum called with it gives, without the call (a few thousand instructions each)."""
+_STATUSES = {status.value: status for status in JobStatus}
+_OUTCOMES: dict[str | None, OutcomeClass | None] = {o.value: o for o in OutcomeClass} | {None: None}
+"""A stored text to its member, as the enum called with it gives it."""
 
 _PARAMETER = re.compile(r":([a-z_]+)")
 
@@ -96,14 +105,34 @@ def write_values(
         "fields": job.fields,
         "state": job.state,
     }
-    outcome = None if job.outcome_class is None else str(OutcomeClass(job.outcome_class))
-    body_json = stored_json(body, f"job {job.id}")
-    first_event, last_event, first_call, last_call, data = _journal_entry(job.id, events, calls)
+    try:
+        outcome = _OUTCOME_TEXTS[job.outcome_class]
+    except (KeyError, TypeError):  # not an outcome (or unhashable): the enum says why
+        outcome = None if job.outcome_class is None else str(OutcomeClass(job.outcome_class))
+    try:
+        first_event, last_event, first_call, last_call, document = _journal_entry(
+            job.id, events, calls
+        )
+    except Exception:
+        stored_json(body, f"job {job.id}")  # a body that is not JSON is named first
+        raise
+    # Both documents proved plain by one walk; else each on its own, to name the path.
+    both = None if document is None else plain_dumps_all((body, document))
+    data: str | None
+    if both is not None:
+        body_json, data = both[0].decode(), both[1].decode()
+    else:
+        body_json = stored_json(body, f"job {job.id}")
+        data = None if document is None else _journal_json(job.id, document, events)
+    try:
+        status = _STATUS_TEXTS[job.status]
+    except (KeyError, TypeError):  # checked last, as it always was
+        status = str(JobStatus(job.status))
     return {
         "id": storable(job.id),
         "skill_id": storable(job.skill_id),
         "owner": storable(job.owner),
-        "status": str(JobStatus(job.status)),
+        "status": status,
         "outcome_class": outcome,
         "version": version,
         "created_at": storable(job.created_at),
@@ -127,8 +156,8 @@ def job_from_row(row: tuple[Any, ...]) -> JobRecord:
     return JobRecord(
         id=job_id,
         skill_id=skill_id,
-        status=JobStatus(status),
-        outcome_class=None if outcome is None else OutcomeClass(outcome),
+        status=_STATUSES.get(status) or JobStatus(status),
+        outcome_class=_OUTCOMES[outcome] if outcome in _OUTCOMES else OutcomeClass(outcome),
         owner=owner,
         created_at=created,
         updated_at=updated,
@@ -152,10 +181,10 @@ def with_version(job: JobRecord, version: int) -> JobRecord:
 
 def _journal_entry(
     job_id: str, events: Sequence[Event], calls: Sequence[ModelCallRecord]
-) -> tuple[int, int, int, int, str | None]:
+) -> tuple[int, int, int, int, dict[str, Any] | None]:
     """The journal entry of a save's ``events`` and ``calls``: the first and last event
-    seq, the first and last model-call seq (0 for none), and the JSON document (None
-    when there are no events or calls). Checked as :func:`write_values` says."""
+    seq, the first and last model-call seq (0 for none), and the document (None when
+    there are no events or calls). Checked as :func:`write_values` says."""
     if not events and not calls:
         return 0, 0, 0, 0, None
     for what, items in (("event", events), ("model call", calls)):
@@ -173,15 +202,20 @@ def _journal_entry(
         "events": [e.to_dict() for e in events],
         "model_calls": [c.to_dict() for c in calls],
     }
-    try:
-        data = stored_json(document, f"job {job_id} journal")
-    except TypeError:
-        for event in events:  # name the event whose data is not JSON, if it is one
-            stored_json(event.data, f"job {job_id} event {event.seq} data")
-        raise
     first_event, last_event = (events[0].seq, events[-1].seq) if events else (0, 0)
     first_call, last_call = (calls[0].seq, calls[-1].seq) if calls else (0, 0)
-    return first_event, last_event, first_call, last_call, data
+    return first_event, last_event, first_call, last_call, document
+
+
+def _journal_json(job_id: str, document: dict[str, Any], events: Sequence[Event]) -> str:
+    """The journal entry's JSON (:func:`stored_json`), naming the event whose data is
+    not JSON if one is."""
+    try:
+        return stored_json(document, f"job {job_id} journal")
+    except TypeError:
+        for event in events:
+            stored_json(event.data, f"job {job_id} event {event.seq} data")
+        raise
 
 
 def event_from(job_id: str, item: dict[str, Any]) -> Event:
