@@ -27,6 +27,7 @@ from skillwire.core.errors import NotFoundError
 from skillwire.core.executor import ExecutorRegistry
 from skillwire.core.job import JobRecord
 from skillwire.engine.adapter import model_tool_name
+from skillwire.engine.intent import EntityChecks, entity_checks
 from skillwire.engine.prompts import (
     PlannerIntent,
     intent_data,
@@ -93,6 +94,8 @@ class CompiledSkill:
     """What the planner is told of each intent, by id."""
     unavailable: Mapping[str, str]
     """The tools the runtime cannot run (full name to why): not offered, blocked."""
+    entity_checks: EntityChecks
+    """The schema check of each entity the intents declare (the intent stage's)."""
 
     @classmethod
     def build(
@@ -130,6 +133,7 @@ class CompiledSkill:
             planner_system(skill, gate.policy, unavailable),
             planner_intents(skill),
             unavailable,
+            entity_checks(skill.intents.supported),
         )
 
     def goals_for(self, intents: Iterable[str], done: Container[str] = ()) -> list[dict[str, Any]]:

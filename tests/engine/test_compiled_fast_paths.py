@@ -1,0 +1,71 @@
+"""What the compiled skill keeps so that a job does not build it again agrees with
+what a job would build: each fast path against the slow one it replaces."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.engine.helpers import REFUND_DIR
+
+from skillwire.engine.compiled import CompiledSkill
+from skillwire.engine.intent import entity_checks
+from skillwire.engine.intent_stage import valid_entities
+from skillwire.skills import load_skill
+from skillwire.skills.model_fields import Entity, Intent
+
+ENTITIES = [
+    Entity(name="amount", type="money"),
+    Entity(name="day", type="date"),
+    Entity.model_validate({"name": "codes", "type": "list", "pattern": "^ORD-[0-9]{5}$"}),
+    Entity.model_validate({"name": "order_id", "type": "string", "pattern": "^ORD-[0-9]+$"}),
+    Entity.model_validate({"name": "n", "type": "integer", "minimum": 1, "maximum": 9}),
+]
+INTENTS = [Intent(id="pay", entities=ENTITIES[:3]), Intent(id="look", entities=ENTITIES[2:])]
+VALUES: list[Any] = [
+    750,
+    -5,
+    1.005,
+    True,
+    None,
+    "",
+    "750",
+    "ORD-12345",
+    "ORD-1",
+    "2026-03-14",
+    "2026-02-30",
+    ["ORD-12345"],
+    ["ORD-1"],
+    {"amount": 5},
+    0,
+    10,
+    3,
+]
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_entity_checks_agree_with_checks_built_per_value(value: Any) -> None:
+    checks = entity_checks(INTENTS)
+    assert len(checks) == 5  # both intents declare the one `codes` object
+    for intents in (INTENTS, INTENTS[:1], INTENTS[1:], INTENTS[::-1]):
+        raw = {e.name: value for e in ENTITIES}
+        assert valid_entities(intents, raw, checks) == valid_entities(intents, raw)
+
+
+def test_a_check_of_another_entity_object_is_never_used() -> None:
+    """A check is used only for the very entity it was built for: another entity (of
+    another skill, say) with the same ``id()`` key in the map gets its own check."""
+    strict = Entity.model_validate({"name": "order_id", "type": "string", "pattern": "^X$"})
+    lax = Entity(name="order_id", type="string")
+    forged = {id(lax): (strict, entity_checks([Intent(id="a", entities=[strict])])[id(strict)][1])}
+    intent = Intent(id="b", entities=[lax])
+    assert valid_entities([intent], {"order_id": "ORD-1"}, forged) == ({"order_id": "ORD-1"}, [])
+
+
+def test_the_compiled_skill_checks_the_entities_of_its_intents() -> None:
+    skill = load_skill(REFUND_DIR / "domain.yaml")
+    compiled = CompiledSkill.build(skill)
+    declared = [e for i in skill.intents.supported for e in i.entities]
+    assert declared, "the refund example declares entities"
+    assert {id(e) for e in declared} == set(compiled.entity_checks)
+    assert all(compiled.entity_checks[id(e)][0] is e for e in declared)
