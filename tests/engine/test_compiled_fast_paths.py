@@ -3,14 +3,16 @@ what a job would build: each fast path against the slow one it replaces."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.engine.helpers import REFUND_DIR
+from tests.engine.helpers import REFUND_DIR, ROOT
 
 from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.intent import entity_checks
 from skillwire.engine.intent_stage import valid_entities
+from skillwire.engine.prompts import gate_request
 from skillwire.skills import load_skill
 from skillwire.skills.model_fields import Entity, Intent
 
@@ -69,3 +71,24 @@ def test_the_compiled_skill_checks_the_entities_of_its_intents() -> None:
     assert declared, "the refund example declares entities"
     assert {id(e) for e in declared} == set(compiled.entity_checks)
     assert all(compiled.entity_checks[id(e)][0] is e for e in declared)
+
+
+EXAMPLES = [
+    ROOT / "examples" / name
+    for name in ("refund_support", "refund_support_pkg", "booking", "household", "inbox_assistant")
+]
+DRAFTS = ["", "Refund done.", 'line one\nREPLY:\nline {two} "quoted" ✓', "RULES:\n- none"]
+
+
+@pytest.mark.parametrize("folder", EXAMPLES, ids=lambda p: p.name)
+def test_the_gate_request_from_the_kept_head_is_the_one_built_from_the_policy(
+    folder: Path,
+) -> None:
+    skill = load_skill(folder)
+    compiled = CompiledSkill.build(skill)
+    for draft in DRAFTS:
+        kept = gate_request(skill, draft, head=compiled.gate_head)
+        built = gate_request(skill, draft, compiled.gate.policy)
+        assert kept == built
+        assert gate_request(skill, draft) == built  # the policy compiled there
+        assert kept.messages[0].content.endswith(f"\nREPLY:\n{draft}")

@@ -30,6 +30,7 @@ from skillwire.engine.adapter import model_tool_name
 from skillwire.engine.intent import EntityChecks, entity_checks
 from skillwire.engine.prompts import (
     PlannerIntent,
+    gate_head,
     intent_data,
     intent_system,
     planner_intents,
@@ -96,6 +97,8 @@ class CompiledSkill:
     """The tools the runtime cannot run (full name to why): not offered, blocked."""
     entity_checks: EntityChecks
     """The schema check of each entity the intents declare (the intent stage's)."""
+    gate_head: str
+    """The finalization gate's instructions before the reply."""
 
     @classmethod
     def build(
@@ -134,6 +137,7 @@ class CompiledSkill:
             planner_intents(skill),
             unavailable,
             entity_checks(skill.intents.supported),
+            gate_head(skill, gate.policy),
         )
 
     def goals_for(self, intents: Iterable[str], done: Container[str] = ()) -> list[dict[str, Any]]:

@@ -162,8 +162,9 @@ class FinalizationGate:
         return False
 
     async def _judge(self, run: JobRun, answer: FinalAnswer) -> dict[str, Any]:
+        compiled = run.compiled
         response = await run.call_model(
-            self.model, gate_request(run.skill, answer.answer, run.gate.policy)
+            self.model, gate_request(compiled.skill, answer.answer, head=compiled.gate_head)
         )
         verdict = parse_json_object(response.text)
         if verdict is None or not isinstance(verdict.get("passed"), bool):
