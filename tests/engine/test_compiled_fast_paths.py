@@ -4,11 +4,15 @@ what a job would build: each fast path against the slow one it replaces."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.engine.helpers import REFUND_DIR, ROOT
 
+from skillwire.engine import evidence
 from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.intent import entity_checks
 from skillwire.engine.intent_stage import valid_entities
@@ -23,6 +27,7 @@ ENTITIES = [
     Entity.model_validate({"name": "order_id", "type": "string", "pattern": "^ORD-[0-9]+$"}),
     Entity.model_validate({"name": "n", "type": "integer", "minimum": 1, "maximum": 9}),
 ]
+REFUND = load_skill(REFUND_DIR / "domain.yaml")
 INTENTS = [Intent(id="pay", entities=ENTITIES[:3]), Intent(id="look", entities=ENTITIES[2:])]
 VALUES: list[Any] = [
     750,
@@ -92,3 +97,57 @@ def test_the_gate_request_from_the_kept_head_is_the_one_built_from_the_policy(
         assert kept == built
         assert gate_request(skill, draft) == built  # the policy compiled there
         assert kept.messages[0].content.endswith(f"\nREPLY:\n{draft}")
+
+
+def _claims_word_by_word(run: Any, texts: list[str]) -> list[tuple[str, str]]:
+    """:func:`unsupported_claims` as it was written before its fast paths: each word
+    found, then lowered, then looked up."""
+    done = {h.tool for h in run.state.history if h.ok}
+    forms: dict[str, str] = {}
+    for tool in run.skill.tools:
+        if tool.idempotent or tool.name in done:
+            continue
+        for form in evidence._claim_forms(tool.name):
+            forms.setdefault(form, tool.name)
+    found: list[tuple[str, str]] = []
+    for text in texts:
+        words = [w.lower() for w in evidence._WORD.findall(text)]
+        for i, word in enumerate(words):
+            name = forms.get(word)
+            if name is None or any(w in evidence._NEGATIONS for w in words[max(0, i - 4) : i]):
+                continue
+            if (name, word) not in found:
+                found.append((name, word))
+    return found
+
+
+CLAIM_PIECES = [
+    "Refunded",
+    "REFUNDED",
+    "refunded",
+    "not",
+    "never",
+    "was",
+    "your",
+    "order",
+    "deleted",
+    "DELETED",
+    "\u212aelvin",  # the Kelvin sign: lowered, an ASCII k
+    "\u0130",  # a dotted capital I: lowered, two characters
+    "R\u00e9funded",
+    "ORD-12345",
+    "750.00",
+    "don't",
+    "it's",
+    " ",
+    ", ",
+    ".",
+    "\n",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(CLAIM_PIECES), max_size=14).map("".join), max_size=4))
+def test_unsupported_claims_agree_with_the_word_by_word_reading(texts: list[str]) -> None:
+    run = SimpleNamespace(skill=REFUND, state=SimpleNamespace(history=[]))
+    assert evidence.unsupported_claims(run, texts) == _claims_word_by_word(run, texts)  # type: ignore[arg-type]

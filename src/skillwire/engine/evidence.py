@@ -169,7 +169,9 @@ def unsupported_claims(run: JobRun, texts: list[str]) -> list[tuple[str, str]]:
         return []
     found: list[tuple[str, str]] = []
     for text in texts:
-        words = [w.lower() for w in _WORD.findall(text)]
+        words = _lower_words(text)
+        if forms.keys().isdisjoint(words):  # most texts: no action word at all
+            continue
         for i, word in enumerate(words):
             tool_name = forms.get(word)
             if tool_name is None or any(w in _NEGATIONS for w in words[max(0, i - 4) : i]):
@@ -177,6 +179,16 @@ def unsupported_claims(run: JobRun, texts: list[str]) -> list[tuple[str, str]]:
             if (tool_name, word) not in found:
                 found.append((tool_name, word))
     return found
+
+
+def _lower_words(text: str) -> list[str]:
+    """The words of ``text`` (:data:`_WORD`), each in lower case. An ASCII text is
+    lowered first, at once: lowering maps A-Z to a-z only there, so the words are the
+    same. Elsewhere each word is lowered after it is found, since lowering the whole
+    text could make new ASCII letters (the Kelvin sign becomes ``k``)."""
+    if text.isascii():
+        return _WORD.findall(text.lower())
+    return [w.lower() for w in _WORD.findall(text)]
 
 
 def evidence_text(run: JobRun) -> str:
