@@ -12,11 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.engine.helpers import REFUND_DIR, ROOT
 
-from skillwire.engine import evidence
+from skillwire.core.chat import ChatMessage, ToolCall
+from skillwire.engine import evidence, state
 from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.intent import entity_checks
 from skillwire.engine.intent_stage import valid_entities
 from skillwire.engine.prompts import gate_request
+from skillwire.engine.state import PauseKind, Phase
 from skillwire.skills import load_skill
 from skillwire.skills.model_fields import Entity, Intent
 
@@ -151,3 +153,59 @@ CLAIM_PIECES = [
 def test_unsupported_claims_agree_with_the_word_by_word_reading(texts: list[str]) -> None:
     run = SimpleNamespace(skill=REFUND, state=SimpleNamespace(history=[]))
     assert evidence.unsupported_claims(run, texts) == _claims_word_by_word(run, texts)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        *Phase,
+        *PauseKind,
+        *(k.value for k in (*Phase, *PauseKind)),
+        "",
+        "Intent",
+        1,
+        None,
+        ["intent"],
+        {},
+    ],
+    ids=repr,
+)
+def test_a_state_reads_its_phase_and_pause_kind_as_the_enums_do(value: Any) -> None:
+    for kind, by_text in ((Phase, state._PHASES), (PauseKind, state._PAUSE_KINDS)):
+        try:
+            expected: Any = kind(value)
+        except ValueError as exc:
+            expected = type(exc)
+        try:
+            got: Any = state._member(kind, by_text, value)
+        except ValueError as exc:
+            got = type(exc)
+        assert got == expected and type(got) is type(expected)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"role": "user", "content": "hi", "tool_calls": [], "tool_call_id": ""},
+        {"role": "user"},
+        {"role": "tool", "content": "{}", "tool_calls": None, "tool_call_id": "c1"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"name": "a", "arguments": {"x": 1}, "raw_arguments": '{"x":1}', "id": "c1"},
+                {"name": "b", "arguments": None},
+            ],
+            "tool_call_id": "",
+        },
+    ],
+)
+def test_a_message_reads_back_as_written(data: dict[str, Any]) -> None:
+    message = state.message_from_dict(data)
+    calls = tuple(ToolCall(**c) for c in data.get("tool_calls") or ())
+    assert message == ChatMessage(
+        data["role"], data.get("content", ""), calls, data.get("tool_call_id", "")
+    )
+    assert state.message_from_dict(state.message_to_dict(message)) == message
+    with pytest.raises(TypeError):
+        state.message_from_dict({"role": "assistant", "tool_calls": [{"nome": "a"}]})
