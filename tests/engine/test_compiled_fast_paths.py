@@ -209,3 +209,26 @@ def test_a_message_reads_back_as_written(data: dict[str, Any]) -> None:
     assert state.message_from_dict(state.message_to_dict(message)) == message
     with pytest.raises(TypeError):
         state.message_from_dict({"role": "assistant", "tool_calls": [{"nome": "a"}]})
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(CLAIM_PIECES), max_size=10).map("".join),
+    st.lists(st.sampled_from(CLAIM_PIECES), max_size=10).map("".join),
+    st.lists(st.sampled_from([*CLAIM_PIECES, "750", "1,250.5", "12345"]), max_size=10).map("".join),
+)
+def test_added_values_asks_for_the_evidence_only_when_it_needs_it(
+    draft: str, polished: str, evidence_text: str
+) -> None:
+    asked: list[bool] = []
+
+    def evidence_of() -> str:
+        asked.append(True)
+        return evidence_text
+
+    added = evidence.added_values(draft, polished, evidence_of)
+    assert added == evidence.added_values(draft, polished, evidence_text)
+    if asked:
+        assert any(v not in draft for v in evidence._values(polished))
+    else:
+        assert added == []

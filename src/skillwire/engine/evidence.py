@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -200,13 +201,20 @@ def evidence_text(run: JobRun) -> str:
     return _EVIDENCE_JSON.encode(parts)
 
 
-def added_values(draft: str, polished: str, evidence: str) -> list[str]:
+def added_values(draft: str, polished: str, evidence: str | Callable[[], str]) -> list[str]:
     """Numbers and identifiers (words holding a digit) in ``polished`` found neither in
-    ``draft`` nor in ``evidence`` (a number in any of its usual renderings)."""
-    known = draft + "\n" + evidence
+    ``draft`` nor in ``evidence`` (a number in any of its usual renderings).
+
+    ``evidence`` may be the function that makes it (:func:`evidence_text`): it is
+    called only when a value of ``polished`` is not in ``draft`` as written (a polisher
+    that keeps the values as they were, the usual case, needs no evidence)."""
+    tokens = _values(polished)
+    if all(token in draft for token in tokens):
+        return []
+    known = draft + "\n" + (evidence if isinstance(evidence, str) else evidence())
     known_numbers: set[float] | None = None
     added: list[str] = []
-    for token in _values(polished):
+    for token in tokens:
         if token in known or token in added:
             continue
         number = _number(token)

@@ -246,7 +246,7 @@ class ReplyPolisher:
                 if k in run.skill.output_contract.required_fields
             }
             lost = dropped_values(answer.answer, polished, required)
-            added = added_values(answer.answer, polished, evidence_text(run))
+            added = added_values(answer.answer, polished, lambda: evidence_text(run))
             claims = unsupported_claims(run, [polished])
             if not polished:
                 run.event(
