@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.engine.helpers import REFUND_DIR, ROOT
 
 from skillwire.core.chat import ChatMessage, ToolCall
-from skillwire.engine import evidence, state
+from skillwire.engine import evidence, finalization, state
 from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.intent import entity_checks
 from skillwire.engine.intent_stage import valid_entities
@@ -232,3 +232,37 @@ def test_added_values_asks_for_the_evidence_only_when_it_needs_it(
         assert any(v not in draft for v in evidence._values(polished))
     else:
         assert added == []
+
+
+def _dropped_by_renderings(draft: str, polished: str, fields: dict[str, Any]) -> list[str]:
+    """:func:`dropped_values` with every value read through its renderings."""
+    dropped = []
+    for name, value in fields.items():
+        forms = finalization._renderings(value)
+        if any(f in draft for f in forms) and not any(f in polished for f in forms):
+            dropped.append(name)
+    return dropped
+
+
+FIELD_VALUES = st.one_of(
+    st.sampled_from(CLAIM_PIECES),
+    st.sampled_from([750, 750.0, 1250.5, True, None, 0, "", Phase.DONE]),
+    st.text(max_size=6),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([*CLAIM_PIECES, "750", "750.00", "True", "done"]), max_size=10).map(
+        "".join
+    ),
+    st.lists(st.sampled_from([*CLAIM_PIECES, "750", "1,250.50", "None", "done"]), max_size=10).map(
+        "".join
+    ),
+    st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), FIELD_VALUES, max_size=4),
+)
+def test_dropped_values_agree_with_reading_every_value_by_its_renderings(
+    draft: str, polished: str, fields: dict[str, Any]
+) -> None:
+    expected = _dropped_by_renderings(draft, polished, fields)
+    assert finalization.dropped_values(draft, polished, fields) == expected

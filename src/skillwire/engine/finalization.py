@@ -221,6 +221,10 @@ def dropped_values(draft: str, polished: str, fields: dict[str, Any]) -> list[st
     """Contract values that appear in ``draft`` but in no form in ``polished``."""
     dropped = []
     for name, value in fields.items():
+        if type(value) is str:  # most values: its one rendering is itself
+            if value in draft and value not in polished:
+                dropped.append(name)
+            continue
         forms = _renderings(value)
         if any(f in draft for f in forms) and not any(f in polished for f in forms):
             dropped.append(name)
