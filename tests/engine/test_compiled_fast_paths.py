@@ -3,6 +3,7 @@ what a job would build: each fast path against the slow one it replaces."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -19,6 +20,7 @@ from skillwire.engine.intent import entity_checks
 from skillwire.engine.intent_stage import valid_entities
 from skillwire.engine.prompts import gate_request
 from skillwire.engine.state import PauseKind, Phase
+from skillwire.policy.call import ApprovalGrant
 from skillwire.skills import load_skill
 from skillwire.skills.model_fields import Entity, Intent
 
@@ -266,3 +268,39 @@ def test_dropped_values_agree_with_reading_every_value_by_its_renderings(
 ) -> None:
     expected = _dropped_by_renderings(draft, polished, fields)
     assert finalization.dropped_values(draft, polished, fields) == expected
+
+
+@pytest.mark.parametrize("consumed", [False, True])
+def test_a_ruling_gives_one_grant_and_consumes_as_replace_does(consumed: bool) -> None:
+    ruling = state.Ruling("refund", {"amount": 750}, "supervisor", "c-1", "cli:sam", consumed)
+    grant = ruling.grant()
+    assert grant is ruling.grant()  # the gate marks it plain once
+    assert grant == ApprovalGrant("refund", {"amount": 750}, "supervisor", "c-1", consumed)
+    assert ruling.to_dict() == {
+        "tool": "refund",
+        "args": {"amount": 750},
+        "role": "supervisor",
+        "correlation_id": "c-1",
+        "decided_by": "cli:sam",
+        "consumed": consumed,
+    }
+    used = ruling.consumed_now()
+    assert used == dataclasses.replace(ruling, consumed=True)
+    assert used.to_dict() == dataclasses.replace(ruling, consumed=True).to_dict()
+    assert used.grant().consumed and grant.consumed is consumed
+
+
+def test_consume_marks_only_the_grants_used() -> None:
+    grants = [
+        state.Ruling("refund", {"amount": 750}, "supervisor", "c-1"),
+        state.Ruling("refund", {"amount": 750}, "manager", "c-2"),
+        state.Ruling("refund", {"amount": 10}, "supervisor", "", consumed=False),
+    ]
+    job = state.JobState("m", grants=list(grants))
+    job.consume([grants[1].grant(), ApprovalGrant("x", {}, "r", "")])
+    assert job.grants == [
+        grants[0],
+        dataclasses.replace(grants[1], consumed=True),
+        grants[2],
+    ]
+    assert job.grants[0] is grants[0] and job.grants[2] is grants[2]
