@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.engine.helpers import REFUND_DIR, ROOT
 
+from skillwire.core import tracing
 from skillwire.core.chat import ChatMessage, ToolCall
-from skillwire.engine import evidence, finalization, state
+from skillwire.engine import evidence, finalization, runtime, state
 from skillwire.engine.compiled import CompiledSkill
 from skillwire.engine.intent import entity_checks
 from skillwire.engine.intent_stage import valid_entities
@@ -304,3 +305,11 @@ def test_consume_marks_only_the_grants_used() -> None:
         grants[2],
     ]
     assert job.grants[0] is grants[0] and job.grants[2] is grants[2]
+
+
+def test_while_tracing_is_off_a_unit_of_work_uses_the_one_null_context() -> None:
+    assert not tracing.enabled()
+    span = runtime._job_span("job", "skill", "start")
+    assert span is runtime._NO_SPAN
+    with span as traceparent, tracing.job_span("job", "skill", "start") as stood_for:
+        assert traceparent is None and stood_for is None  # what it stands for yields None
