@@ -1,5 +1,7 @@
-"""What the compiled skill keeps so that a job does not build it again agrees with
-what a job would build: each fast path against the slow one it replaces."""
+"""The engine's fast paths agree with the slow ones they replace: what the compiled
+skill keeps so that a job does not build it again (entity checks, the finalization
+gate's instructions), the cheaper readings of a job's text (claims, added and dropped
+values) and state (phases, messages, grants), and the null span while tracing is off."""
 
 from __future__ import annotations
 
