@@ -321,7 +321,7 @@ class EventKind(StrEnum):
     ``attempt``, ``final`` (True when the job failed)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Event:
     """One state change of a job. ``seq`` counts from 1 within the job; ``stage`` and
     ``kind`` are the plain text of a :class:`Stage` and an :class:`EventKind`."""
@@ -348,7 +348,7 @@ class Event:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class ModelCallRecord:
     """One model call: the stage, sizes, tokens when known, and latency."""
 

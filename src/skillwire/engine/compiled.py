@@ -27,8 +27,10 @@ from skillwire.core.errors import NotFoundError
 from skillwire.core.executor import ExecutorRegistry
 from skillwire.core.job import JobRecord
 from skillwire.engine.adapter import model_tool_name
+from skillwire.engine.intent import EntityChecks, entity_checks
 from skillwire.engine.prompts import (
     PlannerIntent,
+    gate_head,
     intent_data,
     intent_system,
     planner_intents,
@@ -93,6 +95,10 @@ class CompiledSkill:
     """What the planner is told of each intent, by id."""
     unavailable: Mapping[str, str]
     """The tools the runtime cannot run (full name to why): not offered, blocked."""
+    entity_checks: EntityChecks
+    """The schema check of each entity the intents declare (the intent stage's)."""
+    gate_head: str
+    """The finalization gate's instructions before the reply."""
 
     @classmethod
     def build(
@@ -130,6 +136,8 @@ class CompiledSkill:
             planner_system(skill, gate.policy, unavailable),
             planner_intents(skill),
             unavailable,
+            entity_checks(skill.intents.supported),
+            gate_head(skill, gate.policy),
         )
 
     def goals_for(self, intents: Iterable[str], done: Container[str] = ()) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,7 +170,9 @@ def unsupported_claims(run: JobRun, texts: list[str]) -> list[tuple[str, str]]:
         return []
     found: list[tuple[str, str]] = []
     for text in texts:
-        words = [w.lower() for w in _WORD.findall(text)]
+        words = _lower_words(text)
+        if forms.keys().isdisjoint(words):  # most texts: no action word at all
+            continue
         for i, word in enumerate(words):
             tool_name = forms.get(word)
             if tool_name is None or any(w in _NEGATIONS for w in words[max(0, i - 4) : i]):
@@ -177,6 +180,16 @@ def unsupported_claims(run: JobRun, texts: list[str]) -> list[tuple[str, str]]:
             if (tool_name, word) not in found:
                 found.append((tool_name, word))
     return found
+
+
+def _lower_words(text: str) -> list[str]:
+    """The words of ``text`` (:data:`_WORD`), each in lower case. An ASCII text is
+    lowered first, at once: lowering maps A-Z to a-z only there, so the words are the
+    same. Elsewhere each word is lowered after it is found, since lowering the whole
+    text could make new ASCII letters (the Kelvin sign becomes ``k``)."""
+    if text.isascii():
+        return _WORD.findall(text.lower())
+    return [w.lower() for w in _WORD.findall(text)]
 
 
 def evidence_text(run: JobRun) -> str:
@@ -188,13 +201,20 @@ def evidence_text(run: JobRun) -> str:
     return _EVIDENCE_JSON.encode(parts)
 
 
-def added_values(draft: str, polished: str, evidence: str) -> list[str]:
+def added_values(draft: str, polished: str, evidence: str | Callable[[], str]) -> list[str]:
     """Numbers and identifiers (words holding a digit) in ``polished`` found neither in
-    ``draft`` nor in ``evidence`` (a number in any of its usual renderings)."""
-    known = draft + "\n" + evidence
+    ``draft`` nor in ``evidence`` (a number in any of its usual renderings).
+
+    ``evidence`` may be the function that makes it (:func:`evidence_text`): it is
+    called only when a value of ``polished`` is not in ``draft`` as written (a polisher
+    that keeps the values as they were, the usual case, needs no evidence)."""
+    tokens = _values(polished)
+    if all(token in draft for token in tokens):
+        return []
+    known = draft + "\n" + (evidence if isinstance(evidence, str) else evidence())
     known_numbers: set[float] | None = None
     added: list[str] = []
-    for token in _values(polished):
+    for token in tokens:
         if token in known or token in added:
             continue
         number = _number(token)

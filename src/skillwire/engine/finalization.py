@@ -162,8 +162,9 @@ class FinalizationGate:
         return False
 
     async def _judge(self, run: JobRun, answer: FinalAnswer) -> dict[str, Any]:
+        compiled = run.compiled
         response = await run.call_model(
-            self.model, gate_request(run.skill, answer.answer, run.gate.policy)
+            self.model, gate_request(compiled.skill, answer.answer, head=compiled.gate_head)
         )
         verdict = parse_json_object(response.text)
         if verdict is None or not isinstance(verdict.get("passed"), bool):
@@ -220,6 +221,10 @@ def dropped_values(draft: str, polished: str, fields: dict[str, Any]) -> list[st
     """Contract values that appear in ``draft`` but in no form in ``polished``."""
     dropped = []
     for name, value in fields.items():
+        if type(value) is str:  # most values: its one rendering is itself
+            if value in draft and value not in polished:
+                dropped.append(name)
+            continue
         forms = _renderings(value)
         if any(f in draft for f in forms) and not any(f in polished for f in forms):
             dropped.append(name)
@@ -245,7 +250,7 @@ class ReplyPolisher:
                 if k in run.skill.output_contract.required_fields
             }
             lost = dropped_values(answer.answer, polished, required)
-            added = added_values(answer.answer, polished, evidence_text(run))
+            added = added_values(answer.answer, polished, lambda: evidence_text(run))
             claims = unsupported_claims(run, [polished])
             if not polished:
                 run.event(

@@ -28,21 +28,24 @@ asks (when the skill sets it) is added, up to the cap.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from skillwire.core.chat import ChatModel, ChatRequest
 from skillwire.core.errors import ModelError
 from skillwire.engine.adapter import parse_json_object
+from skillwire.policy.arguments import FieldCheck
 from skillwire.skills.model import Skill
 from skillwire.skills.model_fields import Entity, Intent
 
 __all__ = [
     "MAX_INTENTS",
+    "EntityChecks",
     "IntentReading",
     "added_intents",
     "classified",
+    "entity_checks",
     "entity_specs",
     "read_intents",
 ]
@@ -125,6 +128,24 @@ def entity_specs(intents: Sequence[Intent]) -> list[Entity]:
                 seen.add(spec.name)
                 specs.append(spec)
     return specs
+
+
+EntityChecks = Mapping[int, tuple[Entity, FieldCheck]]
+"""The schema check of entities by their ``id()``, each with its entity (see
+:func:`entity_checks`)."""
+
+
+def entity_checks(intents: Iterable[Intent]) -> dict[int, tuple[Entity, FieldCheck]]:
+    """The schema check of every entity the ``intents`` declare, by the entity's ``id()``
+    (with the entity, so that a lookup can tell it is the same object): what
+    :func:`~skillwire.engine.intent_stage.valid_entities` builds for each value
+    otherwise. It depends on the skill alone, so the engine's compiled skill keeps it
+    (and so keeps the entities alive: their ids are not reused)."""
+    return {
+        id(spec): (spec, FieldCheck(spec.name, spec.json_schema()))
+        for intent in intents
+        for spec in intent.entities
+    }
 
 
 def _confident(data: dict[str, Any], accept: float) -> bool:

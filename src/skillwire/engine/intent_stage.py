@@ -17,6 +17,7 @@ from skillwire.core.chat import ChatMessage, ChatModel
 from skillwire.core.job import EventKind, JobStatus, OutcomeClass
 from skillwire.engine.adapter import parse_json_object
 from skillwire.engine.intent import (
+    EntityChecks,
     IntentReading,
     added_intents,
     classified,
@@ -48,7 +49,9 @@ async def detect_intents(run: JobRun, model: ChatModel, classifier: ChatModel | 
     if not reading.intents:
         await _out_of_domain(run, reading.said)
         return
-    entities, rejected = valid_entities(reading.intents, data.get("entities"))
+    entities, rejected = valid_entities(
+        reading.intents, data.get("entities"), compiled.entity_checks
+    )
     run.state.entities = entities
     _record(run, reading, data, entities, rejected)
     policy = compiled.gate.policy
@@ -81,7 +84,7 @@ async def add_intents(run: JobRun, classifier: ChatModel | None, text: str) -> N
         return
     reading, data = found
     new = [i for i in reading.intents if i.id in reading.added]
-    entities, rejected = valid_entities(new, data.get("entities"))
+    entities, rejected = valid_entities(new, data.get("entities"), compiled.entity_checks)
     entities = {k: v for k, v in entities.items() if k not in run.state.entities}
     run.state.entities = {**run.state.entities, **entities}
     _record(run, reading, {**data, "decided_by": "classifier"}, entities, rejected, "input")
@@ -133,21 +136,31 @@ async def _out_of_domain(run: JobRun, said: str) -> None:
     await run.persist()
 
 
-def valid_entities(intents: Sequence[Intent], raw: Any) -> tuple[dict[str, Any], list[str]]:
+def valid_entities(
+    intents: Sequence[Intent],
+    raw: Any,
+    checks: EntityChecks | None = None,
+) -> tuple[dict[str, Any], list[str]]:
     """The entities the ``intents`` declare (:func:`~skillwire.engine.intent.
     entity_specs`) whose values in ``raw`` fit their schema; the names of values
-    refused. Nothing is coerced."""
+    refused. Nothing is coerced. ``checks`` (:func:`entity_checks` of the skill's
+    intents) saves building an entity's check; one not found there is built here."""
     if not isinstance(raw, dict):
         return {}, []
     kept: dict[str, Any] = {}
     rejected: list[str] = []
+    known = checks or {}
     for spec in entity_specs(intents):
         if spec.name not in raw or raw[spec.name] in (None, ""):
             continue
         value = raw[spec.name]
-        if FieldCheck(spec.name, spec.json_schema()).problem(value) is None and (
-            spec.problem(value) is None
-        ):
+        found = known.get(id(spec))
+        check = (
+            found[1]
+            if found is not None and found[0] is spec
+            else FieldCheck(spec.name, spec.json_schema())
+        )
+        if check.problem(value) is None and spec.problem(value) is None:
             kept[spec.name] = value
         else:
             rejected.append(spec.name)

@@ -38,6 +38,7 @@ __all__ = [
     "JOB_STATE_MARKER",
     "PlannerIntent",
     "final_answer_spec",
+    "gate_head",
     "gate_request",
     "intent_data",
     "intent_request",
@@ -456,12 +457,9 @@ def gate_rules(policy: CompiledPolicy) -> list[str]:
     return out
 
 
-def gate_request(skill: Skill, draft: str, policy: CompiledPolicy | None = None) -> ChatRequest:
-    """Spec 000 section 4.4, less what is checked mechanically: goal coverage and the
-    rules stated as text, judged on the draft reply. (The output contract's fields are
-    checked before, and so are the claims of actions; ``policy`` is the skill's compiled
-    policy, compiled here when not given.)"""
-    policy = policy if policy is not None else compile_policy(skill)
+def gate_head(skill: Skill, policy: CompiledPolicy) -> str:
+    """The finalization gate's instructions before the reply (:func:`gate_request`):
+    they depend on the skill and its compiled ``policy`` alone."""
     rules = gate_rules(policy)
     triggers = semantic_escalations(skill)
     codes = ["GOAL_NOT_MET"]
@@ -483,9 +481,24 @@ def gate_request(skill: Skill, draft: str, policy: CompiledPolicy | None = None)
             "ESCALATE WHEN (if one of these holds, fail with suggested_action ESCALATE):\n"
             + "\n".join(f"- {t}" for t in triggers)
         )
-    lines.append(f"REPLY:\n{draft}")
+    return "\n".join(lines)
+
+
+def gate_request(
+    skill: Skill, draft: str, policy: CompiledPolicy | None = None, *, head: str | None = None
+) -> ChatRequest:
+    """Spec 000 section 4.4, less what is checked mechanically: goal coverage and the
+    rules stated as text, judged on the draft reply. (The output contract's fields are
+    checked before, and so are the claims of actions; ``policy`` is the skill's compiled
+    policy, compiled here when not given; ``head`` is :func:`gate_head` of the skill,
+    when the caller keeps it: the engine's compiled skill does.)"""
+    if head is None:
+        head = gate_head(skill, policy if policy is not None else compile_policy(skill))
     return ChatRequest(
-        "gate", (ChatMessage("user", "\n".join(lines)),), response_format="json", temperature=0.1
+        "gate",
+        (ChatMessage("user", f"{head}\nREPLY:\n{draft}"),),
+        response_format="json",
+        temperature=0.1,
     )
 
 

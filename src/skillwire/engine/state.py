@@ -15,9 +15,9 @@ each builds its JSON form once, so that saving a job often costs no conversion.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from skillwire.core.chat import ChatMessage, ToolCall
 from skillwire.core.errors import StateVersionError
@@ -66,6 +66,22 @@ class PauseKind(StrEnum):
     """A model that could not be reached: resumed with a retry of :attr:`JobState.retry`."""
 
 
+_E = TypeVar("_E", bound=StrEnum)
+_PHASES: dict[str, Phase] = {p._value_: p for p in Phase}
+_PAUSE_KINDS: dict[str, PauseKind] = {k._value_: k for k in PauseKind}
+
+
+def _member(kind: type[_E], by_text: Mapping[str, _E], value: Any) -> _E:
+    """``kind(value)``: a text found in ``by_text`` (each member by its text) is a
+    lookup, cheaper than the enum's call; anything else is read by the enum, which
+    refuses what it refused before."""
+    if type(value) is str:
+        found = by_text.get(value)
+        if found is not None:
+            return found
+    return kind(value)
+
+
 def message_to_dict(message: ChatMessage) -> dict[str, Any]:
     """JSON form of a conversation message."""
     return {
@@ -81,7 +97,8 @@ def message_to_dict(message: ChatMessage) -> dict[str, Any]:
 
 def message_from_dict(data: dict[str, Any]) -> ChatMessage:
     """Read a conversation message back."""
-    calls = tuple(ToolCall(**c) for c in data.get("tool_calls") or ())
+    raw = data.get("tool_calls")
+    calls = tuple([ToolCall(**c) for c in raw]) if raw else ()  # most messages: none
     return ChatMessage(data["role"], data.get("content", ""), calls, data.get("tool_call_id", ""))
 
 
@@ -171,6 +188,7 @@ class Ruling(_Entry):
     correlation_id: str = ""
     decided_by: str = ""
     consumed: bool = False
+    _grant: ApprovalGrant | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Ruling:
@@ -185,8 +203,21 @@ class Ruling(_Entry):
         )
 
     def grant(self) -> ApprovalGrant:
-        """The grant in the form the gate reads."""
-        return ApprovalGrant(self.tool, self.args, self.role, self.correlation_id, self.consumed)
+        """The grant in the form the gate reads: the same object every time (as
+        :meth:`HistoryEntry.as_run`), so that the gate walks its values once (it marks
+        a grant it found plain JSON)."""
+        grant = self._grant
+        if grant is None:
+            grant = ApprovalGrant(
+                self.tool, self.args, self.role, self.correlation_id, self.consumed
+            )
+            object.__setattr__(self, "_grant", grant)  # a cache of a frozen value
+        return grant
+
+    def consumed_now(self) -> Ruling:
+        """This ruling, consumed (``dataclasses.replace(self, consumed=True)``, without
+        its look at the fields)."""
+        return Ruling(self.tool, self.args, self.role, self.correlation_id, self.decided_by, True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,7 +440,7 @@ class JobState:
             skill_source=data.get("skill_source", ""),
             skill_version=data.get("skill_version", ""),
             context=data.get("context") or {},
-            phase=Phase(data.get("phase", Phase.INTENT)),
+            phase=_member(Phase, _PHASES, data.get("phase", Phase.INTENT)),
             intents=[i for i in data.get("intents") or () if isinstance(i, str)],
             entities=data.get("entities") or {},
             inputs=data.get("inputs") or {},
@@ -419,7 +450,7 @@ class JobState:
             conversation=data.get("conversation") or [],
             pending=None if pending is None else ToolProposal.from_dict(pending),
             pending_grants=list(data.get("pending_grants") or ()),
-            pause_kind=None if pause is None else PauseKind(pause),
+            pause_kind=None if pause is None else _member(PauseKind, _PAUSE_KINDS, pause),
             in_flight=None if flight is None else InFlightCall.from_dict(flight),
             draft=data.get("draft"),
             iterations=data.get("iterations", 0),
@@ -454,7 +485,7 @@ class JobState:
         if not ids:
             return
         self.grants = [
-            replace(g, consumed=True) if g.correlation_id in ids and not g.consumed else g
+            g.consumed_now() if g.correlation_id in ids and not g.consumed else g
             for g in self.grants
         ]
 

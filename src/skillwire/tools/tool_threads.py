@@ -83,7 +83,9 @@ class ToolThreads:
     def _reset(self) -> None:
         """An empty pool (also in a forked child, where the parent's threads are gone)."""
         self._queue: queue.SimpleQueue[_Call] = queue.SimpleQueue()
-        self._idle = threading.Semaphore(0)
+        # threads waiting on the queue for a call, counted under the lock (nobody ever
+        # waits on this count: threading.Semaphore's condition would cost a few us a call)
+        self._idle = 0
         self._threads = 0  # threads that count against size
         self._stuck = 0  # threads still running a call given up on
 
@@ -116,9 +118,10 @@ class ToolThreads:
 
     def _submit(self, call: _Call) -> None:
         self._queue.put(call)
-        if self._idle.acquire(blocking=False):
-            return
         with self._lock:
+            if self._idle:  # a thread waiting on the queue takes it
+                self._idle -= 1
+                return
             if self._threads >= self.size:
                 return
             self._threads += 1
@@ -162,7 +165,8 @@ class ToolThreads:
                 with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits
                     call.loop.call_soon_threadsafe(_settle, call.future, result, error)
                 del call, result, error
-            self._idle.release()
+            with self._lock:
+                self._idle += 1
 
 
 def _after_fork() -> None:
