@@ -24,7 +24,7 @@ from skillwire.policy.decisions import Reason, ReasonCode
 from skillwire.policy.gate_input import shown
 from skillwire.policy.rules import CompiledRule, RuleKind
 from skillwire.policy.tooling import ToolFacts
-from skillwire.policy.workflows import order_applies, tool_users
+from skillwire.policy.workflows import IntentScope, order_applies, tool_users
 
 __all__ = [
     "Admissibility",
@@ -178,10 +178,15 @@ class Feasibility:
     preconditions."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
-        users = tool_users(call.scope, facts.name, facts.intent_tools)
+        scope = call.scope
+        users: IntentScope = None
+        known = False  # users are found only for a scoped workflow in a scoped job
         for rule in facts.rules_of(RuleKind.WORKFLOW_ORDER):
-            if not order_applies(rule.intents, call.scope, facts.workflow_scopes, users):
-                continue  # another intent's workflow, and the job's own name the tool
+            if rule.intents is not None and scope is not None:
+                if not known:
+                    users, known = tool_users(scope, facts.name, facts.intent_tools), True
+                if not order_applies(rule.intents, scope, facts.workflow_scopes, users):
+                    continue  # another intent's workflow, and the job's own name the tool
             if rule.fields:
                 _keyed_order(rule, call, facts, found)
                 continue
