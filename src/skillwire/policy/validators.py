@@ -14,7 +14,7 @@ and checks the rule again with the complete call).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from skillwire.core.errors import ConditionEvaluationError
@@ -39,19 +39,29 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Findings:
-    """What the validators found about one call."""
+    """What the validators found about one call (empty when made: one per check)."""
 
-    blocks: list[Reason] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-    prompts: dict[str, str] = field(default_factory=dict)
-    input_reasons: list[Reason] = field(default_factory=list)
-    approvals: list[tuple[CompiledRule, Reason]] = field(default_factory=list)
-    grants: list[ApprovalGrant] = field(default_factory=list)
+    blocks: list[Reason]
+    missing: list[str]
+    prompts: dict[str, str]
+    input_reasons: list[Reason]
+    approvals: list[tuple[CompiledRule, Reason]]
+    grants: list[ApprovalGrant]
     """The grants that satisfied approval rules (consumed when the call runs)."""
-    waived: bool = False
+    waived: bool
     """An ``allow`` condition of the tool holds: its waivable rules do not apply."""
+
+    def __init__(self) -> None:
+        # written out: the generated __init__ calls a factory per field, on every check
+        self.blocks = []
+        self.missing = []
+        self.prompts = {}
+        self.input_reasons = []
+        self.approvals = []
+        self.grants = []
+        self.waived = False
 
     def block(self, code: ReasonCode, message: str, rule: CompiledRule | None = None) -> None:
         """Record a blocking reason."""
