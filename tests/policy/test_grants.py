@@ -45,6 +45,31 @@ def test_an_allow_names_the_grants_it_used(gate: Gate) -> None:
     assert isinstance(small, Allow) and small.grants == ()  # no approval needed, none used
 
 
+def test_rules_asking_one_role_are_answered_by_one_grant(tmp_path: Path) -> None:
+    """Each rule asking a role looks for that role's grant (the search is done once per
+    role): one grant answers them all and is named once; a role without a grant is
+    asked, whichever of its rules comes first."""
+    gate = gate_from(
+        tmp_path,
+        REFUND_TOOLS,
+        APPROVALS + "    - {tool_id: process_refund, when: 'amount > 600', approver: supervisor}\n"
+        "    - {tool_id: process_refund, when: 'amount > 740', approver: finance}\n",
+    )
+    both = [grant("supervisor", "p1"), grant("finance", "p2"), grant("supervisor", "p3")]
+    decision = gate.check("process_refund", BIG, approvals=both)
+    assert isinstance(decision, Allow)
+    assert [g.correlation_id for g in decision.grants] == ["p1", "p2"]
+    asked = gate.check("process_refund", BIG, approvals=both[:1])
+    assert isinstance(asked, NeedApproval) and asked.approver == "finance"
+    assert [r.message for r in asked.reasons] == [
+        "process_refund needs finance approval when amount > 700",
+        "process_refund needs finance approval when amount > 740",
+    ]
+    other = {**BIG, "amount": 760}
+    stale = gate.check("process_refund", other, approvals=both)  # grants of another call
+    assert isinstance(stale, NeedApproval) and stale.approver == "supervisor"
+
+
 def test_only_grants_of_the_named_pauses_allow(gate: Gate) -> None:
     grants = [grant("supervisor", "p1"), grant("finance", "p2")]
     named = gate.check("process_refund", BIG, approvals=grants, correlation_ids=["p1", "p2"])

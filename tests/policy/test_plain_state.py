@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import functools
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,12 @@ from hypothesis import strategies as st
 from tests.policy.helpers import REFUND_TOOLS, codes, gate_from, skill_from
 
 from skillwire.policy import ApprovalGrant, Gate, GateInputError, ReasonCode, ToolRun
-from skillwire.policy.gate_input import MAX_DEPTH
+from skillwire.policy.gate_input import (
+    MAX_DEPTH,
+    checked_correlations,
+    checked_intents,
+    checked_texts,
+)
 
 ORDER = "ORD-12345"
 ONE: Any = 1
@@ -321,3 +327,50 @@ def test_huge_numbers_are_named_not_printed(gate: Gate) -> None:
         with pytest.raises(GateInputError) as caught:
             gate.check("verify_identity", {"order_id": ORDER}, context=context)
         assert len(str(caught.value)) < 200
+
+
+class _Texts(Sequence[object]):
+    """A sequence that is neither a list nor a tuple: looked at one item at a time."""
+
+    def __init__(self, items: list[object]) -> None:
+        self._items = items
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+TEXTS = st.lists(
+    st.one_of(
+        st.text(max_size=4),
+        st.sampled_from(["", "a", "é", "\ud800", "x\udfff", "refund"]),
+        st.integers(0, 2),
+        st.none(),
+    ),
+    max_size=4,
+)
+"""Items a caller may pass as intents, user texts or correlation ids (some wrong)."""
+
+
+def _outcome(check: Any, given: object) -> object:
+    """What ``check`` gives, or the path and message of the error it raises."""
+    try:
+        return check(given)
+    except GateInputError as exc:
+        return ("GateInputError", str(exc))
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=TEXTS, kind=st.sampled_from([list, tuple]))
+def test_the_fast_paths_for_lists_of_text_agree_with_the_item_by_item_checks(
+    items: list[object], kind: type
+) -> None:
+    """Intents, user texts and correlation ids given as a list or a tuple of ASCII text
+    take a fast path: it must answer as the checks of each item do."""
+    given, slow = kind(items), _Texts(items)
+    intents = functools.partial(checked_intents, None)
+    assert _outcome(intents, given) == _outcome(intents, slow)
+    assert _outcome(checked_texts, given) == _outcome(checked_texts, slow)
+    assert _outcome(checked_correlations, given) == _outcome(checked_correlations, slow)

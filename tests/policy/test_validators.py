@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.policy.helpers import REFUND_TOOLS, codes, gate_from, runs
 
-from skillwire.policy import Block, NeedApproval, ReasonCode, ToolRun
+from skillwire.policy import ApprovalGrant, Block, NeedApproval, ReasonCode, ToolRun
 from skillwire.policy.call import GateCall
 from skillwire.policy.validators import Findings
 
@@ -365,3 +365,14 @@ def test_gate_error_fails_closed(tmp_path: Path) -> None:
     decision = gate.check("process_refund", REFUND, history=runs("verify_identity"))
     assert codes(decision) == [ReasonCode.GATE_ERROR]
     assert "RuntimeError: boom" in decision.reasons[0].message
+
+
+def test_findings_start_empty_and_share_nothing() -> None:
+    first, second = Findings(), Findings()
+    first.block(ReasonCode.GATE_ERROR, "x")
+    first.need(["amount"], first.blocks[0], "How much?")
+    first.grants.append(ApprovalGrant("t", {}, "r"))
+    first.approvals.append((None, first.blocks[0]))  # type: ignore[arg-type]
+    assert second == Findings() and first != second
+    assert (second.blocks, second.missing, second.prompts, second.input_reasons) == ([], [], {}, [])
+    assert (second.approvals, second.grants, second.waived) == ([], [], False)

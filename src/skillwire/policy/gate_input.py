@@ -50,6 +50,9 @@ _EMPTY: Mapping[str, Any] = {}
 _LISTS = (list, tuple)
 _COLLECTIONS = frozenset((list, tuple, set, frozenset))
 """Exact types of a collection of intents (any other is looked at more closely)."""
+_NO_TEXTS: frozenset[str] = frozenset()
+_EMPTY_TEXT = frozenset(("",))
+"""The empty text, which is never an intent or a correlation id."""
 
 
 def not_plain(value: Any, path: str) -> tuple[str, str] | None:
@@ -256,12 +259,14 @@ def checked_correlations(ids: Sequence[str] | None) -> frozenset[str] | None:
         return frozenset({ids} - {""})
     if type(ids) not in _LISTS:
         _sequence(ids, "correlation_ids")
+    if not ids:
+        return _NO_TEXTS  # a fresh proposal's: the common case
     for i, given in enumerate(ids):
         if type(given) is not str:
             raise GateInputError(
                 f"correlation_ids[{i}]", f"expected text, got {type(given).__name__}"
             )
-    return frozenset(ids) - {""}
+    return frozenset(ids) - _EMPTY_TEXT
 
 
 def _sequence(value: object, path: str) -> None:
@@ -273,6 +278,13 @@ def checked_intents(intent: object, intents: object) -> frozenset[str]:
     """The job's active intents: ``intents`` (one text is one intent, not its letters)
     and ``intent`` when given, each UTF-8 text, or :class:`GateInputError`. The empty
     text is never an intent."""
+    if intent is None and (type(intents) is tuple or type(intents) is list):
+        for given in intents:
+            if type(given) is not str or not given.isascii():
+                break  # looked at one by one below
+        else:  # a list of ASCII texts (UTF-8 holds them all): the common case
+            found: frozenset[str] = frozenset(intents)
+            return found - _EMPTY_TEXT if "" in found else found
     active: set[str] = set()
     if intent is not None:
         if not _utf8(intent):
@@ -309,6 +321,12 @@ def checked_texts(texts: object) -> tuple[str, ...]:
     not its letters), each UTF-8 text, or :class:`GateInputError`."""
     if type(texts) is str:
         texts = (texts,)
+    if type(texts) is tuple or type(texts) is list:
+        for text in texts:
+            if type(text) is not str or not text.isascii():
+                break  # looked at one by one below
+        else:  # ASCII texts (UTF-8 holds them all): the common case
+            return tuple(texts)
     if (type(texts) is tuple or type(texts) is list) and all(type(t) is str for t in texts):
         found: tuple[str, ...] = tuple(texts)
     else:

@@ -14,7 +14,7 @@ and checks the rule again with the complete call).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from skillwire.core.errors import ConditionEvaluationError
@@ -24,7 +24,7 @@ from skillwire.policy.decisions import Reason, ReasonCode
 from skillwire.policy.gate_input import shown
 from skillwire.policy.rules import CompiledRule, RuleKind
 from skillwire.policy.tooling import ToolFacts
-from skillwire.policy.workflows import order_applies, tool_users
+from skillwire.policy.workflows import IntentScope, order_applies, tool_users
 
 __all__ = [
     "Admissibility",
@@ -39,19 +39,29 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Findings:
-    """What the validators found about one call."""
+    """What the validators found about one call (empty when made: one per check)."""
 
-    blocks: list[Reason] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-    prompts: dict[str, str] = field(default_factory=dict)
-    input_reasons: list[Reason] = field(default_factory=list)
-    approvals: list[tuple[CompiledRule, Reason]] = field(default_factory=list)
-    grants: list[ApprovalGrant] = field(default_factory=list)
+    blocks: list[Reason]
+    missing: list[str]
+    prompts: dict[str, str]
+    input_reasons: list[Reason]
+    approvals: list[tuple[CompiledRule, Reason]]
+    grants: list[ApprovalGrant]
     """The grants that satisfied approval rules (consumed when the call runs)."""
-    waived: bool = False
+    waived: bool
     """An ``allow`` condition of the tool holds: its waivable rules do not apply."""
+
+    def __init__(self) -> None:
+        # written out: the generated __init__ calls a factory per field, on every check
+        self.blocks = []
+        self.missing = []
+        self.prompts = {}
+        self.input_reasons = []
+        self.approvals = []
+        self.grants = []
+        self.waived = False
 
     def block(self, code: ReasonCode, message: str, rule: CompiledRule | None = None) -> None:
         """Record a blocking reason."""
@@ -178,10 +188,15 @@ class Feasibility:
     preconditions."""
 
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
-        users = tool_users(call.scope, facts.name, facts.intent_tools)
+        scope = call.scope
+        users: IntentScope = None
+        known = False  # users are found only for a scoped workflow in a scoped job
         for rule in facts.rules_of(RuleKind.WORKFLOW_ORDER):
-            if not order_applies(rule.intents, call.scope, facts.workflow_scopes, users):
-                continue  # another intent's workflow, and the job's own name the tool
+            if rule.intents is not None and scope is not None:
+                if not known:
+                    users, known = tool_users(scope, facts.name, facts.intent_tools), True
+                if not order_applies(rule.intents, scope, facts.workflow_scopes, users):
+                    continue  # another intent's workflow, and the job's own name the tool
             if rule.fields:
                 _keyed_order(rule, call, facts, found)
                 continue

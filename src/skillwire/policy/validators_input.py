@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from skillwire.core.errors import ConditionEvaluationError
-from skillwire.policy.call import GateCall
+from skillwire.policy.call import ApprovalGrant, GateCall
 from skillwire.policy.decisions import Reason, ReasonCode
 from skillwire.policy.rules import RuleKind
 from skillwire.policy.tooling import ToolFacts
@@ -132,6 +132,7 @@ class Approvals:
     def check(self, call: GateCall, facts: ToolFacts, found: Findings) -> None:
         if found.missing or found.blocks:
             return  # a blocked or incomplete call is not put to an approver
+        granted: dict[str, ApprovalGrant | None] = {}  # rules asking one role: one search
         for rule in facts.asking:
             if found.skips(rule):
                 continue
@@ -147,7 +148,12 @@ class Approvals:
             if not verdict:
                 continue
             approver = rule.approver or facts.skill.policy.default_approver
-            grant = call.grant_for(approver, facts.name) if call.grants else None
+            grant = None
+            if call.grants:
+                if approver in granted:
+                    grant = granted[approver]
+                else:
+                    grant = granted[approver] = call.grant_for(approver, facts.name)
             if grant is not None:
                 if not any(g is grant for g in found.grants):
                     found.grants.append(grant)
