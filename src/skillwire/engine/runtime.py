@@ -21,7 +21,6 @@ in :mod:`skillwire.engine.resume`.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -45,7 +44,6 @@ from skillwire.core.job import (
 )
 from skillwire.core.plainjson import mended, mended_text
 from skillwire.core.store import JobStore
-from skillwire.core.tracing import enabled as tracing_enabled
 from skillwire.core.tracing import end_job, job_span
 from skillwire.engine.compiled import CompiledSkill, CompiledSkills, SkillResolver
 from skillwire.engine.pipeline import Pipeline
@@ -73,19 +71,6 @@ INTERNAL_ERROR_REPLY = (
 """The reply of a job an engine error failed (the error itself stays in the events)."""
 
 Step = Callable[[JobRun], Awaitable[None]]
-
-_NO_SPAN: contextlib.AbstractContextManager[str | None] = contextlib.nullcontext()
-"""What :func:`~skillwire.core.tracing.job_span` is while tracing is off (it yields
-None and does nothing), made once: a generator-made context manager costs some 2 us."""
-
-
-def _job_span(
-    job_id: str, skill_id: str, operation: str, first: str = ""
-) -> contextlib.AbstractContextManager[str | None]:
-    """:func:`~skillwire.core.tracing.job_span`, or :data:`_NO_SPAN` while tracing is off."""
-    if not tracing_enabled():
-        return _NO_SPAN
-    return job_span(job_id, skill_id, operation, first)
 
 
 @dataclass
@@ -239,7 +224,7 @@ class Runtime:
             run.event(EventKind.CREATED, message, skill=skill.id, context=ctx)
             run.record.status = JobStatus.RUNNING
             run.event(EventKind.STATUS, "running", status="running")
-            with _job_span(run.id, skill.id, "start") as traceparent:
+            with job_span(run.id, skill.id, "start") as traceparent:
                 run.state.trace = traceparent or ""  # kept: the job's later spans' parent
                 run.record.state = run.state.to_dict()
                 run.record = await self.store.create(run.record, run.new_events)
@@ -313,7 +298,7 @@ class Runtime:
                     "(MODEL_UNAVAILABLE): there is nothing to retry"
                 )
             run = self._run(record, await self.skills.of_record(record), turn)
-            with _job_span(job_id, record.skill_id, "resume", run.state.trace):
+            with job_span(job_id, record.skill_id, "resume", run.state.trace):
                 try:
                     given = await apply_resume(
                         run,
@@ -348,7 +333,7 @@ class Runtime:
                 return await self.view(job_id, detail=detail)
             run = self._run(record, await self.skills.of_record(record), turn)
             run.event(EventKind.RECOVERED, "continuing after an interruption")
-            with _job_span(job_id, record.skill_id, "recover", run.state.trace):
+            with job_span(job_id, record.skill_id, "recover", run.state.trace):
                 try:
                     run = await self._guarded(run, turn, self._continue)
                 except VersionConflict as exc:
