@@ -15,7 +15,7 @@ each builds its JSON form once, so that saving a job often costs no conversion.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -188,7 +188,6 @@ class Ruling(_Entry):
     correlation_id: str = ""
     decided_by: str = ""
     consumed: bool = False
-    _grant: ApprovalGrant | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Ruling:
@@ -203,21 +202,8 @@ class Ruling(_Entry):
         )
 
     def grant(self) -> ApprovalGrant:
-        """The grant in the form the gate reads: the same object every time (as
-        :meth:`HistoryEntry.as_run`), so that the gate walks its values once (it marks
-        a grant it found plain JSON)."""
-        grant = self._grant
-        if grant is None:
-            grant = ApprovalGrant(
-                self.tool, self.args, self.role, self.correlation_id, self.consumed
-            )
-            object.__setattr__(self, "_grant", grant)  # a cache of a frozen value
-        return grant
-
-    def consumed_now(self) -> Ruling:
-        """This ruling, consumed (``dataclasses.replace(self, consumed=True)``, without
-        its look at the fields)."""
-        return Ruling(self.tool, self.args, self.role, self.correlation_id, self.decided_by, True)
+        """The grant in the form the gate reads."""
+        return ApprovalGrant(self.tool, self.args, self.role, self.correlation_id, self.consumed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -485,7 +471,7 @@ class JobState:
         if not ids:
             return
         self.grants = [
-            g.consumed_now() if g.correlation_id in ids and not g.consumed else g
+            replace(g, consumed=True) if g.correlation_id in ids and not g.consumed else g
             for g in self.grants
         ]
 
